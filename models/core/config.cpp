@@ -1,0 +1,224 @@
+#include "core/config.hpp"
+
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
+#include <charconv>
+#include <cmath>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace canopy::core {
+
+namespace pt = boost::property_tree;
+
+static void flatten(const pt::ptree& tree, const std::string& prefix, const std::string& path,
+                    ConfigSource& out) {
+    for (const auto& [name, child] : tree) {
+        if (name.empty())
+            throw InputError(path, prefix.empty() ? "top level" : "key " + prefix,
+                             "arrays are not allowed in a config; use one key per value");
+        std::string key = prefix.empty() ? name : prefix + "." + name;
+        if (child.empty())
+            out.set(key, child.data(), path);
+        else
+            flatten(child, key, path, out);
+    }
+}
+
+void ConfigSource::load_file(const std::string& path) {
+    pt::ptree tree;
+    try {
+        pt::read_json(path, tree);
+    } catch (const pt::json_parser_error& e) {
+        std::string place = e.line() ? "line " + std::to_string(e.line()) : std::string();
+        throw InputError(path, place, e.message());
+    }
+    if (!tree.data().empty()) throw InputError(path, "top level", "expected a JSON object");
+    flatten(tree, "", path, *this);
+}
+
+void ConfigSource::set(const std::string& assignment) {
+    auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw InputError("--set", assignment, "expected key=value");
+    set(assignment.substr(0, eq), assignment.substr(eq + 1), "--set");
+}
+
+void ConfigSource::set(const std::string& key, const std::string& value, const std::string& origin) {
+    values_[key] = Value{value, origin, false};
+}
+
+const ConfigSource::Value* ConfigSource::find(const std::string& key) const {
+    auto it = values_.find(key);
+    return it == values_.end() ? nullptr : &it->second;
+}
+
+void ConfigSource::mark_used(const std::string& key) const {
+    auto it = values_.find(key);
+    if (it != values_.end()) const_cast<Value&>(it->second).used = true;
+}
+
+void ConfigSource::check_all_used(const std::vector<std::string>& known_keys) const {
+    for (const auto& [key, v] : values_) {
+        if (v.used) continue;
+        std::string hint = closest_match(key, known_keys);
+        throw InputError(v.origin, "key " + key,
+                         "unknown config key" + (hint.empty() ? std::string()
+                                                              : "; did you mean '" + hint + "'?"));
+    }
+}
+
+Params Params::scope(const std::string& prefix) {
+    return Params(source_, prefix_ + prefix + ".", shared_);
+}
+
+std::vector<std::string> Params::keys() const {
+    std::vector<std::string> k;
+    for (const auto& i : shared_->infos) k.push_back(i.key);
+    return k;
+}
+
+static std::string to_text(double v) {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+static std::string to_text(uint64_t v) { return std::to_string(v); }
+static std::string to_text(uint32_t v) { return std::to_string(v); }
+static std::string to_text(bool v) { return v ? "true" : "false"; }
+static std::string to_text(const std::string& v) { return v; }
+
+template <class T, class Parse>
+Params& Params::bind(const std::string& key, T& field, const char* type, const char* unit,
+                     const char* desc, Parse parse) {
+    ParamInfo info{prefix_ + key, type, unit, desc, to_text(field), "", "default"};
+    if (source_) {
+        if (const auto* v = source_->find(info.key)) {
+            source_->mark_used(info.key);
+            std::string problem = parse(v->text, field);
+            if (!problem.empty())
+                throw InputError(v->origin, "key " + info.key, problem + ", got '" + v->text + "'");
+            info.origin = v->origin;
+        }
+    }
+    info.value_text = to_text(field);
+    shared_->infos.push_back(std::move(info));
+    return *this;
+}
+
+template <class T>
+static std::string range_problem(T v, T min, T max) {
+    if (v < min || v > max) {
+        std::ostringstream s;
+        s << "out of range [" << to_text(min) << ", " << to_text(max) << "]";
+        return s.str();
+    }
+    return {};
+}
+
+Params& Params::operator()(const std::string& key, double& field, const char* unit, const char* desc,
+                           double min, double max) {
+    return bind(key, field, "number", unit, desc, [&](const std::string& t, double& f) {
+        const char* end = t.data() + t.size();
+        double v;
+        auto r = std::from_chars(t.data(), end, v);
+        if (t.empty() || r.ec != std::errc() || r.ptr != end || !std::isfinite(v))
+            return std::string("expected a number");
+        if (auto p = range_problem(v, min, max); !p.empty()) return p;
+        f = v;
+        return std::string();
+    });
+}
+
+template <class U>
+static std::string parse_unsigned(const std::string& t, U& f, U min, U max) {
+    int base = 10;
+    const char* b = t.data();
+    const char* end = t.data() + t.size();
+    if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) base = 16, b += 2;
+    U v;
+    auto r = std::from_chars(b, end, v, base);
+    if (t.empty() || r.ec != std::errc() || r.ptr != end)
+        return r.ec == std::errc::result_out_of_range ? "too large" : "expected a non-negative integer";
+    if (auto p = range_problem(v, min, max); !p.empty()) return p;
+    f = v;
+    return {};
+}
+
+Params& Params::operator()(const std::string& key, uint64_t& field, const char* unit,
+                           const char* desc, uint64_t min, uint64_t max) {
+    return bind(key, field, "integer", unit, desc, [&](const std::string& t, uint64_t& f) {
+        return parse_unsigned(t, f, min, max);
+    });
+}
+
+Params& Params::operator()(const std::string& key, uint32_t& field, const char* unit,
+                           const char* desc, uint32_t min, uint32_t max) {
+    return bind(key, field, "integer", unit, desc, [&](const std::string& t, uint32_t& f) {
+        return parse_unsigned(t, f, min, max);
+    });
+}
+
+Params& Params::operator()(const std::string& key, bool& field, const char* desc) {
+    return bind(key, field, "bool", "", desc, [](const std::string& t, bool& f) {
+        if (t == "true" || t == "1" || t == "on" || t == "yes") return f = true, std::string();
+        if (t == "false" || t == "0" || t == "off" || t == "no") return f = false, std::string();
+        return std::string("expected true or false");
+    });
+}
+
+Params& Params::operator()(const std::string& key, std::string& field, const char* desc) {
+    return bind(key, field, "string", "", desc, [](const std::string& t, std::string& f) {
+        f = t;
+        return std::string();
+    });
+}
+
+Params& Params::choice(const std::string& key, std::string& field,
+                       const std::vector<std::string>& choices, const char* desc) {
+    std::string type = "one of";
+    for (const auto& c : choices) type += " " + c;
+    return bind(key, field, type.c_str(), "", desc, [&](const std::string& t, std::string& f) {
+        for (const auto& c : choices)
+            if (t == c) return f = t, std::string();
+        std::string hint = closest_match(t, choices);
+        return "expected " + type.substr(7) + (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+    });
+}
+
+std::string dump_params(const std::vector<ParamInfo>& infos, bool as_json) {
+    std::ostringstream s;
+    if (as_json) {
+        nlohmann::ordered_json root = nlohmann::ordered_json::object();
+        for (const auto& i : infos) {
+            nlohmann::ordered_json* node = &root;
+            std::string rest = i.key;
+            for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
+                node = &(*node)[rest.substr(0, dot)];
+                rest = rest.substr(dot + 1);
+            }
+            if (i.type == "number" || i.type == "integer")
+                (*node)[rest] = nlohmann::ordered_json::parse(i.value_text);
+            else if (i.type == "bool")
+                (*node)[rest] = i.value_text == "true";
+            else
+                (*node)[rest] = i.value_text;
+        }
+        s << root.dump(2) << "\n";
+        return s.str();
+    }
+    size_t kw = 0, vw = 0;
+    for (const auto& i : infos) kw = std::max(kw, i.key.size()), vw = std::max(vw, i.value_text.size());
+    for (const auto& i : infos) {
+        s << std::left << std::setw(int(kw)) << i.key << " = " << std::setw(int(vw)) << i.value_text
+          << "  " << std::setw(4) << i.unit << "  " << i.description;
+        if (i.origin != "default") s << "  [default " << i.default_text << ", from " << i.origin << "]";
+        s << "\n";
+    }
+    return s.str();
+}
+
+}  // namespace canopy::core

@@ -1,0 +1,164 @@
+#include "core/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace canopy::core {
+
+static std::string fmt(double v, const std::string& unit = "") {
+    std::ostringstream s;
+    s << std::setprecision(4) << v;
+    if (!unit.empty()) s << " " << unit;
+    return s.str();
+}
+
+std::string Counter::summary(double) const { return std::to_string(value_); }
+std::string Sum::summary(double) const { return fmt(value_, unit()); }
+
+Distribution::Distribution(std::string name, std::string unit, std::string desc)
+    : Stat(std::move(name), std::move(unit), std::move(desc)),
+      hist_(boost::histogram::make_histogram(
+          Axis(unsigned(kBinsPerDecade * std::log10(kHigh / kLow)), kLow, kHigh))) {}
+
+void Distribution::sample(double v) {
+    if (count_ == 0 || v < min_) min_ = v;
+    if (count_ == 0 || v > max_) max_ = v;
+    ++count_;
+    sum_ += v;
+    hist_(v);
+}
+
+double Distribution::percentile(double p) const {
+    if (count_ == 0) return 0.0;
+    if (p <= 0) return min_;
+    if (p >= 100) return max_;
+    const double target = p / 100.0 * double(count_);
+    double cum = 0;
+    for (auto&& bin : boost::histogram::indexed(hist_, boost::histogram::coverage::all)) {
+        double n = *bin;
+        if (n == 0) continue;
+        if (cum + n >= target) {
+            double lo = std::max(bin.bin().lower(), min_), hi = std::min(bin.bin().upper(), max_);
+            if (!(lo > 0) || !(hi > lo)) return std::clamp(lo, min_, max_);
+            double frac = (target - cum) / n;
+            return std::clamp(lo * std::pow(hi / lo, frac), min_, max_);
+        }
+        cum += n;
+    }
+    return max_;
+}
+
+Json Distribution::to_json(double) const {
+    Json j = {{"count", count_}, {"mean", mean()},          {"min", min()},
+              {"p50", percentile(50)}, {"p90", percentile(90)}, {"p99", percentile(99)},
+              {"max", max()},      {"unit", unit()}};
+    Json bins = Json::array();
+    for (auto&& bin : boost::histogram::indexed(hist_, boost::histogram::coverage::all))
+        if (*bin > 0) bins.push_back({bin.bin().lower(), bin.bin().upper(), uint64_t(*bin)});
+    j["histogram"] = {{"bins_per_decade", kBinsPerDecade}, {"bins", bins}};
+    return j;
+}
+
+std::string Distribution::summary(double) const {
+    if (!count_) return "no samples";
+    return "n " + std::to_string(count_) + ", mean " + fmt(mean(), unit()) + ", p99 " +
+           fmt(percentile(99), unit());
+}
+
+void Occupancy::occupy(double wait_ns, double busy_ns) {
+    ++grants_;
+    wait_ns_ += wait_ns;
+    busy_ns_ += busy_ns;
+    max_wait_ns_ = std::max(max_wait_ns_, wait_ns);
+}
+
+Json Occupancy::to_json(double elapsed_ns) const {
+    double e = elapsed_ns > 0 ? elapsed_ns : 1;
+    return {{"grants", grants_},
+            {"busy_ns", busy_ns_},
+            {"utilisation", busy_ns_ / e},
+            {"mean_wait_ns", grants_ ? wait_ns_ / double(grants_) : 0.0},
+            {"max_wait_ns", max_wait_ns_},
+            {"mean_queue_depth", wait_ns_ / e}};
+}
+
+std::string Occupancy::summary(double elapsed_ns) const {
+    return "util " + fmt(100.0 * busy_ns_ / (elapsed_ns > 0 ? elapsed_ns : 1)) + "%, " +
+           std::to_string(grants_) + " grants";
+}
+
+template <class T, class... A>
+T& StatsRegistry::add(const std::string& module, bool key, A&&... args) {
+    auto stat = std::make_unique<T>(std::forward<A>(args)...);
+    T& ref = *stat;
+    auto& list = modules_[module];
+    for (const auto& e : list)
+        if (e.stat->name() == ref.name())
+            throw std::logic_error("statistic registered twice: " + module + "." + ref.name());
+    list.push_back(Entry{std::move(stat), key});
+    return ref;
+}
+
+Counter& StatsRegistry::counter(const std::string& module, const std::string& name,
+                                const std::string& desc, bool key) {
+    return add<Counter>(module, key, name, "", desc);
+}
+Sum& StatsRegistry::sum(const std::string& module, const std::string& name, const std::string& unit,
+                        const std::string& desc, bool key) {
+    return add<Sum>(module, key, name, unit, desc);
+}
+Distribution& StatsRegistry::distribution(const std::string& module, const std::string& name,
+                                          const std::string& unit, const std::string& desc,
+                                          bool key) {
+    return add<Distribution>(module, key, name, unit, desc);
+}
+Occupancy& StatsRegistry::occupancy(const std::string& module, const std::string& name,
+                                    const std::string& desc, bool key) {
+    return add<Occupancy>(module, key, name, "", desc);
+}
+
+const Stat* StatsRegistry::find(const std::string& module, const std::string& name) const {
+    auto it = modules_.find(module);
+    if (it == modules_.end()) return nullptr;
+    for (const auto& e : it->second)
+        if (e.stat->name() == name) return e.stat.get();
+    return nullptr;
+}
+
+Json StatsRegistry::to_json(const Json& header, double elapsed_ns) const {
+    Json root = header;
+    Json mods = Json::object();
+    for (const auto& [module, list] : modules_) {
+        Json m = Json::object();
+        for (const auto& e : list) m[e.stat->name()] = e.stat->to_json(elapsed_ns);
+        mods[module] = std::move(m);
+    }
+    root["modules"] = std::move(mods);
+    return root;
+}
+
+void StatsRegistry::write_json(const std::string& path, const Json& header, double elapsed_ns) const {
+    std::ofstream f(path);
+    if (!f) throw InputError(path, "", "cannot open for writing");
+    f << to_json(header, elapsed_ns).dump(1) << "\n";
+}
+
+void StatsRegistry::print_summary(std::ostream& os, double elapsed_ns) const {
+    std::vector<std::pair<std::string, std::string>> rows;
+    size_t w = 0;
+    for (const auto& [module, list] : modules_)
+        for (const auto& e : list)
+            if (e.key) {
+                rows.emplace_back(module + "." + e.stat->name(), e.stat->summary(elapsed_ns));
+                w = std::max(w, rows.back().first.size());
+            }
+    for (const auto& [k, v] : rows) os << "  " << std::left << std::setw(int(w)) << k << "  " << v << "\n";
+}
+
+}  // namespace canopy::core

@@ -1,0 +1,104 @@
+#include "core/trace.hpp"
+
+#include <cinttypes>
+
+#include "core/error.hpp"
+
+namespace canopy::core {
+
+static constexpr int kPid = 1;
+
+static void write_escaped(std::FILE* f, const std::string& s) {
+    std::fputc('"', f);
+    for (char c : s) {
+        if (c == '"' || c == '\\') std::fputc('\\', f), std::fputc(c, f);
+        else if (static_cast<unsigned char>(c) < 0x20) std::fprintf(f, "\\u%04x", c);
+        else std::fputc(c, f);
+    }
+    std::fputc('"', f);
+}
+
+// Microseconds with picosecond digits: the format's unit, SystemC's default resolution.
+static double us(const sc_core::sc_time& t) { return t.to_seconds() * 1e6; }
+
+TransactionTrace::~TransactionTrace() { close(); }
+
+void TransactionTrace::open(const std::string& path) {
+    file_ = std::fopen(path.c_str(), "w");
+    if (!file_) throw InputError(path, "", "cannot open for writing");
+    path_ = path;
+    std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
+    begin_event();
+    std::fprintf(file_, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+                        "\"args\":{\"name\":\"canopy\"}}", kPid);
+}
+
+void TransactionTrace::close() {
+    if (!file_) return;
+    std::fputs("\n]}\n", file_);
+    std::fclose(file_);
+    file_ = nullptr;
+}
+
+void TransactionTrace::begin_event() {
+    if (!first_) std::fputs(",\n", file_);
+    first_ = false;
+}
+
+int TransactionTrace::track(const std::string& module) {
+    auto [it, added] = tracks_.emplace(module, int(tracks_.size()) + 1);
+    if (added && file_) {
+        begin_event();
+        std::fprintf(file_, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
+                     kPid, it->second);
+        write_escaped(file_, module);
+        std::fputs("}}", file_);
+    }
+    return it->second;
+}
+
+void TransactionTrace::complete(int track, const char* name, const char* category,
+                                const sc_core::sc_time& start, const sc_core::sc_time& dur,
+                                uint64_t flow, const std::vector<Arg>& args) {
+    if (!file_) return;
+    begin_event();
+    std::fprintf(file_, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.6f,\"dur\":%.6f,"
+                        "\"pid\":%d,\"tid\":%d",
+                 name, category, us(start), us(dur), kPid, track);
+    if (!args.empty() || flow) {
+        std::fputs(",\"args\":{", file_);
+        bool first = true;
+        if (flow) std::fprintf(file_, "\"flow\":%" PRIu64, flow), first = false;
+        for (const auto& a : args) {
+            if (!first) std::fputc(',', file_);
+            first = false;
+            std::fprintf(file_, "\"%s\":", a.key);
+            write_escaped(file_, a.value);
+        }
+        std::fputc('}', file_);
+    }
+    std::fputc('}', file_);
+    if (!flow) return;
+    // Link the previous hop's end to this hop's start with one s/f pair of its own id.
+    auto it = last_hop_.find(flow);
+    if (it != last_hop_.end()) {
+        uint64_t id = ++last_flow_edge_;
+        begin_event();
+        std::fprintf(file_, "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%" PRIu64
+                            ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
+                     id, us(it->second.start), kPid, it->second.track);
+        begin_event();
+        std::fprintf(file_, "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
+                            ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
+                     id, us(start), kPid, track);
+    }
+    last_hop_[flow] = Hop{track, start};
+}
+
+std::string TransactionTrace::hex(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+    return buf;
+}
+
+}  // namespace canopy::core
