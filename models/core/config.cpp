@@ -1,10 +1,14 @@
 #include "core/config.hpp"
 
-#include <boost/property_tree/json_parser.hpp>
-#include <boost/property_tree/ptree.hpp>
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -12,32 +16,106 @@
 
 namespace canopy::core {
 
-namespace pt = boost::property_tree;
+namespace {
 
-static void flatten(const pt::ptree& tree, const std::string& prefix, const std::string& path,
-                    ConfigSource& out) {
-    for (const auto& [name, child] : tree) {
-        if (name.empty())
-            throw InputError(path, prefix.empty() ? "top level" : "key " + prefix,
-                             "arrays are not allowed in a config; use one key per value");
-        std::string key = prefix.empty() ? name : prefix + "." + name;
-        if (child.empty())
-            out.set(key, child.data(), path);
-        else
-            flatten(child, key, path, out);
+// SAX handler that flattens a JSON object into dotted keys as it parses, keeping each number's
+// text exactly as written (no round trip through a double). Throws InputError on anything a
+// config may not hold.
+class Flattener : public nlohmann::json_sax<nlohmann::json> {
+public:
+    Flattener(const std::string& path, const std::string& text, ConfigSource& out)
+        : path_(path), text_(text), out_(out) {}
+
+    bool null() override {
+        throw InputError(path_, place(), "null is not a value; leave the key out for its default");
     }
-}
+    bool boolean(bool v) override { return value(v ? "true" : "false"); }
+    bool number_integer(number_integer_t v) override { return value(std::to_string(v)); }
+    bool number_unsigned(number_unsigned_t v) override { return value(std::to_string(v)); }
+    bool number_float(number_float_t, const string_t& text) override { return value(text); }
+    bool string(string_t& v) override { return value(v); }
+    bool binary(binary_t&) override { return value(""); }  // not produced by the text parser
+
+    bool start_object(std::size_t) override {
+        if (depth_++ > 0) prefixes_.push_back(full_key());
+        return true;
+    }
+    bool key(string_t& k) override {
+        if (k.empty()) throw InputError(path_, place(), "empty key name");
+        key_ = k;
+        return true;
+    }
+    bool end_object() override {
+        if (--depth_ > 0) prefixes_.pop_back();
+        return true;
+    }
+    bool start_array(std::size_t) override {
+        if (depth_ == 0)
+            throw InputError(path_, "top level", "expected a JSON object, got an array");
+        throw InputError(path_, place(),
+                         "arrays are not allowed in a config; use one key per value");
+    }
+    bool end_array() override { return true; }
+
+    bool parse_error(std::size_t position, const std::string&,
+                     const nlohmann::detail::exception& e) override {
+        // `position` counts the characters read, the offending one included.
+        size_t at = std::min(position > 0 ? position - 1 : 0, text_.size());
+        size_t line = 1 + size_t(std::count(text_.begin(), text_.begin() + long(at), '\n'));
+        size_t line_start = text_.rfind('\n', at > 0 ? at - 1 : 0);
+        size_t column = line_start == std::string::npos || at == 0 ? at + 1 : at - line_start;
+        // "[json.exception.parse_error.101] parse error at line 3, column 7: syntax error ..."
+        std::string message = e.what();
+        auto p = message.find("] ");
+        if (message.rfind("[json.exception.", 0) == 0 && p != message.npos) message.erase(0, p + 2);
+        p = message.find(": ");
+        if (message.rfind("parse error", 0) == 0 && p != message.npos) message.erase(0, p + 2);
+        throw InputError(path_,
+                         "line " + std::to_string(line) + ", column " + std::to_string(column),
+                         message);
+    }
+
+private:
+    std::string full_key() const {
+        return prefixes_.empty() ? key_ : prefixes_.back() + "." + key_;
+    }
+    std::string place() const { return depth_ == 0 ? "top level" : "key " + full_key(); }
+    bool value(const std::string& text) {
+        if (depth_ == 0) throw InputError(path_, "top level", "expected a JSON object");
+        std::string key = full_key();
+        // Also catches one key written both nested and dotted: {"a": {"b": 1}, "a.b": 2}.
+        if (out_.find(key)) throw InputError(path_, "key " + key, "given more than once");
+        out_.set(key, text, path_);
+        return true;
+    }
+
+    const std::string& path_;
+    const std::string& text_;
+    ConfigSource& out_;
+    int depth_ = 0;
+    std::vector<std::string> prefixes_;
+    std::string key_;
+};
+
+}  // namespace
 
 void ConfigSource::load_file(const std::string& path) {
-    pt::ptree tree;
-    try {
-        pt::read_json(path, tree);
-    } catch (const pt::json_parser_error& e) {
-        std::string place = e.line() ? "line " + std::to_string(e.line()) : std::string();
-        throw InputError(path, place, e.message());
-    }
-    if (!tree.data().empty()) throw InputError(path, "top level", "expected a JSON object");
-    flatten(tree, "", path, *this);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw InputError(path, "", "is a directory, not a config file");
+    errno = 0;
+    std::ifstream f(path, std::ios::binary);
+    if (!f)
+        throw InputError(path, "",
+                         std::string("cannot open for reading") +
+                             (errno ? std::string(": ") + std::strerror(errno) : std::string()));
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (f.bad()) throw InputError(path, "", "cannot read the file");
+    // Parse into a scratch source so that a bad file leaves this one untouched.
+    ConfigSource parsed;
+    Flattener flattener(path, text, parsed);
+    nlohmann::json::sax_parse(text, &flattener);
+    for (auto& [key, value] : parsed.values_) values_[key] = std::move(value);
 }
 
 void ConfigSource::set(const std::string& assignment) {
@@ -58,7 +136,7 @@ const ConfigSource::Value* ConfigSource::find(const std::string& key) const {
 
 void ConfigSource::mark_used(const std::string& key) const {
     auto it = values_.find(key);
-    if (it != values_.end()) const_cast<Value&>(it->second).used = true;
+    if (it != values_.end()) it->second.used = true;
 }
 
 void ConfigSource::check_all_used(const std::vector<std::string>& known_keys) const {
@@ -184,8 +262,10 @@ Params& Params::choice(const std::string& key, std::string& field,
     return bind(key, field, type.c_str(), "", desc, [&](const std::string& t, std::string& f) {
         for (const auto& c : choices)
             if (t == c) return f = t, std::string();
+        std::string list;
+        for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
         std::string hint = closest_match(t, choices);
-        return "expected " + type.substr(7) + (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+        return "expected one of " + list + (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
     });
 }
 

@@ -18,8 +18,8 @@ class ConfigSource {
 public:
     struct Value {
         std::string text;
-        std::string origin;  // "cfg.json" or "--set"
-        bool used = false;
+        std::string origin;         // "cfg.json" or "--set"
+        mutable bool used = false;  // set by binding, which sees the source as const
     };
 
     // Reads a JSON object; nested objects become dotted keys. Throws InputError.

@@ -26,7 +26,7 @@ public:
         Grant g{at > free_at_ ? at : free_at_, sc_core::SC_ZERO_TIME};
         g.end = g.start + duration;
         free_at_ = g.end;
-        if (stat_) stat_->occupy((g.start - at).to_seconds() * 1e9, duration.to_seconds() * 1e9);
+        if (stat_) stat_->occupy(to_ns(g.start - at), to_ns(duration));
         if (busy_ && busy_->enabled() && duration > sc_core::SC_ZERO_TIME) {
             busy_->set(true, g.start);
             busy_->set(false, g.end);
@@ -35,9 +35,16 @@ public:
     }
 
     const sc_core::sc_time& free_at() const { return free_at_; }
+    // Whether a request made now for time `t` would have to wait (the resource is granted up
+    // to free_at(); idle gaps between earlier grants are not remembered).
     bool busy_at(const sc_core::sc_time& t) const { return t < free_at_; }
 
 private:
+    // A ratio of two integer time values: whole nanoseconds stay exact when summed.
+    static double to_ns(const sc_core::sc_time& t) {
+        return t / sc_core::sc_time(1, sc_core::SC_NS);
+    }
+
     Occupancy* stat_;
     Probe<bool>* busy_;
     sc_core::sc_time free_at_ = sc_core::SC_ZERO_TIME;

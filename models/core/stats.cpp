@@ -24,14 +24,15 @@ std::string Sum::summary(double) const { return fmt(value_, unit()); }
 Distribution::Distribution(std::string name, std::string unit, std::string desc)
     : Stat(std::move(name), std::move(unit), std::move(desc)),
       hist_(boost::histogram::make_histogram(
-          Axis(unsigned(kBinsPerDecade * std::log10(kHigh / kLow)), kLow, kHigh))) {}
+          Axis(unsigned(std::lround(kBinsPerDecade * std::log10(kHigh / kLow))), kLow, kHigh))) {}
 
 void Distribution::sample(double v) {
     if (count_ == 0 || v < min_) min_ = v;
     if (count_ == 0 || v > max_) max_ = v;
     ++count_;
     sum_ += v;
-    hist_(v);
+    // Zero and negative values have no logarithm: count them below the range, not above it.
+    hist_(v > 0 ? v : 0.0);
 }
 
 double Distribution::percentile(double p) const {
@@ -44,7 +45,10 @@ double Distribution::percentile(double p) const {
         double n = *bin;
         if (n == 0) continue;
         if (cum + n >= target) {
-            double lo = std::max(bin.bin().lower(), min_), hi = std::min(bin.bin().upper(), max_);
+            // The bin's samples lie in [lower, upper) and [min, max]; below the log range that
+            // is [min, kLow), which may hold zero or negative values.
+            double lo = bin.index() < 0 ? min_ : std::max(bin.bin().lower(), min_);
+            double hi = std::min(bin.bin().upper(), max_);
             if (!(lo > 0) || !(hi > lo)) return std::clamp(lo, min_, max_);
             double frac = (target - cum) / n;
             return std::clamp(lo * std::pow(hi / lo, frac), min_, max_);
@@ -59,8 +63,16 @@ Json Distribution::to_json(double) const {
               {"p50", percentile(50)}, {"p90", percentile(90)}, {"p99", percentile(99)},
               {"max", max()},      {"unit", unit()}};
     Json bins = Json::array();
-    for (auto&& bin : boost::histogram::indexed(hist_, boost::histogram::coverage::all))
-        if (*bin > 0) bins.push_back({bin.bin().lower(), bin.bin().upper(), uint64_t(*bin)});
+    const int size = hist_.axis().size();
+    for (auto&& bin : boost::histogram::indexed(hist_, boost::histogram::coverage::all)) {
+        if (*bin == 0) continue;
+        // The under- and overflow bins are unbounded; JSON has no infinity, so they end at the
+        // smallest and largest sample.
+        double lo = bin.bin().lower(), hi = bin.bin().upper();
+        if (bin.index() < 0) lo = std::min(lo, min_);
+        if (bin.index() >= size) hi = max_;
+        bins.push_back({lo, hi, uint64_t(*bin)});
+    }
     j["histogram"] = {{"bins_per_decade", kBinsPerDecade}, {"bins", bins}};
     return j;
 }
@@ -78,18 +90,22 @@ void Occupancy::occupy(double wait_ns, double busy_ns) {
     max_wait_ns_ = std::max(max_wait_ns_, wait_ns);
 }
 
+// Time averages over the run; with no elapsed time there is nothing to average over.
+static double per_time(double total_ns, double elapsed_ns) {
+    return elapsed_ns > 0 ? total_ns / elapsed_ns : 0.0;
+}
+
 Json Occupancy::to_json(double elapsed_ns) const {
-    double e = elapsed_ns > 0 ? elapsed_ns : 1;
     return {{"grants", grants_},
             {"busy_ns", busy_ns_},
-            {"utilisation", busy_ns_ / e},
+            {"utilisation", per_time(busy_ns_, elapsed_ns)},
             {"mean_wait_ns", grants_ ? wait_ns_ / double(grants_) : 0.0},
             {"max_wait_ns", max_wait_ns_},
-            {"mean_queue_depth", wait_ns_ / e}};
+            {"mean_queue_depth", per_time(wait_ns_, elapsed_ns)}};
 }
 
 std::string Occupancy::summary(double elapsed_ns) const {
-    return "util " + fmt(100.0 * busy_ns_ / (elapsed_ns > 0 ? elapsed_ns : 1)) + "%, " +
+    return "util " + fmt(100.0 * per_time(busy_ns_, elapsed_ns)) + "%, " +
            std::to_string(grants_) + " grants";
 }
 
@@ -147,6 +163,8 @@ void StatsRegistry::write_json(const std::string& path, const Json& header, doub
     std::ofstream f(path);
     if (!f) throw InputError(path, "", "cannot open for writing");
     f << to_json(header, elapsed_ns).dump(1) << "\n";
+    f.close();
+    if (!f) throw InputError(path, "", "write failed");
 }
 
 void StatsRegistry::print_summary(std::ostream& os, double elapsed_ns) const {
@@ -158,7 +176,9 @@ void StatsRegistry::print_summary(std::ostream& os, double elapsed_ns) const {
                 rows.emplace_back(module + "." + e.stat->name(), e.stat->summary(elapsed_ns));
                 w = std::max(w, rows.back().first.size());
             }
+    const auto flags = os.flags();
     for (const auto& [k, v] : rows) os << "  " << std::left << std::setw(int(w)) << k << "  " << v << "\n";
+    os.flags(flags);
 }
 
 }  // namespace canopy::core

@@ -1,6 +1,8 @@
 #include "core/trace.hpp"
 
+#include <algorithm>
 #include <cinttypes>
+#include <string_view>
 
 #include "core/error.hpp"
 
@@ -8,7 +10,7 @@ namespace canopy::core {
 
 static constexpr int kPid = 1;
 
-static void write_escaped(std::FILE* f, const std::string& s) {
+static void write_escaped(std::FILE* f, std::string_view s) {
     std::fputc('"', f);
     for (char c : s) {
         if (c == '"' || c == '\\') std::fputc('\\', f), std::fputc(c, f);
@@ -24,13 +26,21 @@ static double us(const sc_core::sc_time& t) { return t.to_seconds() * 1e6; }
 TransactionTrace::~TransactionTrace() { close(); }
 
 void TransactionTrace::open(const std::string& path) {
+    close();
     file_ = std::fopen(path.c_str(), "w");
     if (!file_) throw InputError(path, "", "cannot open for writing");
     path_ = path;
+    first_ = true;
+    last_hop_.clear();
     std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
     begin_event();
     std::fprintf(file_, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
                         "\"args\":{\"name\":\"canopy\"}}", kPid);
+    // Name the tracks that modules asked for before the trace was opened, in track order.
+    std::vector<const std::pair<const std::string, int>*> known;
+    for (const auto& t : tracks_) known.push_back(&t);
+    std::sort(known.begin(), known.end(), [](auto* a, auto* b) { return a->second < b->second; });
+    for (const auto* t : known) write_track_name(t->first, t->second);
 }
 
 void TransactionTrace::close() {
@@ -45,15 +55,19 @@ void TransactionTrace::begin_event() {
     first_ = false;
 }
 
+void TransactionTrace::write_track_name(const std::string& module, int track) {
+    begin_event();
+    std::fprintf(file_,
+                 "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                 "\"args\":{\"name\":",
+                 kPid, track);
+    write_escaped(file_, module);
+    std::fputs("}}", file_);
+}
+
 int TransactionTrace::track(const std::string& module) {
     auto [it, added] = tracks_.emplace(module, int(tracks_.size()) + 1);
-    if (added && file_) {
-        begin_event();
-        std::fprintf(file_, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
-                     kPid, it->second);
-        write_escaped(file_, module);
-        std::fputs("}}", file_);
-    }
+    if (added && file_) write_track_name(module, it->second);
     return it->second;
 }
 
@@ -62,9 +76,12 @@ void TransactionTrace::complete(int track, const char* name, const char* categor
                                 uint64_t flow, const std::vector<Arg>& args) {
     if (!file_) return;
     begin_event();
-    std::fprintf(file_, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.6f,\"dur\":%.6f,"
-                        "\"pid\":%d,\"tid\":%d",
-                 name, category, us(start), us(dur), kPid, track);
+    std::fputs("{\"name\":", file_);
+    write_escaped(file_, name);
+    std::fputs(",\"cat\":", file_);
+    write_escaped(file_, category);
+    std::fprintf(file_, ",\"ph\":\"X\",\"ts\":%.6f,\"dur\":%.6f,\"pid\":%d,\"tid\":%d", us(start),
+                 us(dur), kPid, track);
     if (!args.empty() || flow) {
         std::fputs(",\"args\":{", file_);
         bool first = true;
@@ -72,7 +89,8 @@ void TransactionTrace::complete(int track, const char* name, const char* categor
         for (const auto& a : args) {
             if (!first) std::fputc(',', file_);
             first = false;
-            std::fprintf(file_, "\"%s\":", a.key);
+            write_escaped(file_, a.key);
+            std::fputc(':', file_);
             write_escaped(file_, a.value);
         }
         std::fputc('}', file_);

@@ -40,6 +40,7 @@ public:
 
 private:
     void begin_event();
+    void write_track_name(const std::string& module, int track);
     struct Hop {
         int track;
         sc_core::sc_time start;

@@ -1,5 +1,9 @@
 #include "core/waves.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include "core/error.hpp"
 
 namespace canopy::core {
@@ -7,8 +11,16 @@ namespace canopy::core {
 Waves::~Waves() { close(); }
 
 void Waves::open(const std::string& path) {
+    close();
     std::string base = path;
     if (base.size() > 4 && base.compare(base.size() - 4, 4, ".vcd") == 0) base.resize(base.size() - 4);
+    // SystemC opens the file only when simulation starts and then reports a failure as an
+    // sc_report; check now, so that a bad path is an input error before anything runs.
+    const std::string name = base + ".vcd";
+    std::FILE* probe = std::fopen(name.c_str(), "w");
+    if (!probe)
+        throw InputError(path, "", std::string("cannot open for writing: ") + std::strerror(errno));
+    std::fclose(probe);
     file_ = sc_core::sc_create_vcd_trace_file(base.c_str());
     if (!file_) throw InputError(path, "", "cannot create VCD file");
     file_->set_time_unit(1, sc_core::SC_NS);

@@ -7,7 +7,7 @@ void Geometry::describe(core::Params& p) {
      ("dies_per_channel", dies_per_channel, "", "dies sharing each channel", 1, 64)
      ("planes_per_die", planes_per_die, "", "planes per die", 1, 8)
      ("blocks_per_plane", blocks_per_plane, "", "blocks (sub-blocks) per plane", 1, 1u << 16)
-     ("wordlines_per_block", wordlines_per_block, "", "wordlines (cells) per NAND string", 1, 256)
+     ("wordlines_per_block", wordlines_per_block, "", "wordlines (cells) per NAND string", 1, 64)
      ("page_bytes", page_bytes, "B", "page data bytes", 8, 1u << 20)
      ("spare_bytes", spare_bytes, "B", "page spare (OOB) bytes", 0, 1u << 16);
 }
@@ -32,7 +32,8 @@ void Timing::describe(core::Params& p) {
      ("mws_intra_at_8wl", mws_intra_at_8wl, "x", "tMWS/tR - 1, intra-block, 8 wordlines [FC Fig. 12]", 0.0, 10.0)
      ("mws_intra_at_48wl", mws_intra_at_48wl, "x", "tMWS/tR - 1, intra-block, 48 wordlines [FC Fig. 12]", 0.0, 10.0)
      ("mws_inter_hidden_blocks", mws_inter_hidden_blocks, "", "blocks whose WL precharge hides under BL precharge [FC Fig. 13]", 1, 256)
-     ("mws_inter_at_32blk", mws_inter_at_32blk, "x", "tMWS/tR - 1, inter-block, 32 blocks [FC Fig. 13]", 0.0, 10.0);
+     ("mws_inter_at_32blk", mws_inter_at_32blk, "x", "tMWS/tR - 1, inter-block, 32 blocks [FC Fig. 13]", 0.0, 10.0)
+     ("mws_fixed_latency", mws_fixed_latency, "every MWS takes the worst-case tMWS under the block cap [FC 5.2]");
 }
 
 void Power::describe(core::Params& p) {
@@ -42,7 +43,7 @@ void Power::describe(core::Params& p) {
      ("mws_2blk_vs_read", mws_2blk_vs_read, "x", "2-block MWS power / read power [FC Fig. 14]", 0.0, 100.0)
      ("mws_4blk_vs_read", mws_4blk_vs_read, "x", "4-block MWS power / read power [FC Fig. 14]", 0.0, 100.0)
      ("mws_intra_saving_at_48wl", mws_intra_saving_at_48wl, "x", "intra-block MWS power saving at 48 WLs [assumed]", 0.0, 1.0)
-     ("mws_max_blocks", mws_max_blocks, "", "block slots an MWS may activate (power cap) [FC 5.2]", 1, 64)
+     ("mws_max_blocks", mws_max_blocks, "", "block slots an MWS may activate (power cap) [FC 5.2]", 1, 32)
      ("io_pj_per_byte", io_pj_per_byte, "pJ", "channel I/O energy per byte [assumed]", 0.0, 1e6);
 }
 

@@ -47,6 +47,9 @@ struct Timing {
     double mws_intra_at_48wl = 0.033;     // "+3.3% for all 48"
     uint32_t mws_inter_hidden_blocks = 8; // "hidden by bitline precharge up to 8 blocks"
     double mws_inter_at_32blk = 0.363;    // "+36.3% for 32 blocks"
+    // Section 5.2: with the 4-block cap a chip can run every MWS at one fixed tMWS, the worst
+    // case under the cap (1.033 tR); false: each MWS takes its characterised latency.
+    bool mws_fixed_latency = false;
     void describe(core::Params& p);
 };
 

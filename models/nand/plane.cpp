@@ -1,0 +1,205 @@
+#include "nand/plane.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace canopy::nand {
+
+static constexpr uint64_t kOnes = ~0ull;
+
+Plane::Plane(const NandConfig& cfg, const ReliabilityModel& model, uint64_t scramble_key)
+    : cfg_(cfg),
+      model_(model),
+      scramble_key_(scramble_key),
+      words_(cfg.geometry.page_words()),
+      page_bits_(uint64_t(cfg.geometry.page_total_bytes()) * 8),
+      functional_(cfg.functional) {}
+
+const BlockState* Plane::block(uint32_t b) const {
+    auto it = blocks_.find(b);
+    return it == blocks_.end() ? nullptr : &it->second;
+}
+
+const PageState* Plane::page(uint32_t b, uint32_t wl) const {
+    const BlockState* bs = block(b);
+    return bs ? &bs->pages[wl] : nullptr;
+}
+
+uint32_t Plane::pe_cycles(uint32_t b) const {
+    const BlockState* bs = block(b);
+    return cfg_.reliability.initial_pe_cycles + (bs ? bs->pe_cycles : 0);
+}
+
+BlockState& Plane::touch(uint32_t b) {
+    auto [it, added] = blocks_.try_emplace(b);
+    if (added) it->second.pages.resize(cfg_.geometry.wordlines_per_block);
+    return it->second;
+}
+
+uint64_t* Plane::latch(Latch l) {
+    if (!functional_) return nullptr;
+    auto& p = latches_[l];
+    if (!p) {
+        p.reset(new uint64_t[words_]);
+        // Power-on contents: each latch as its init leaves it (S = 1, C = 0), data latches 1.
+        std::fill_n(p.get(), words_, l == C ? 0ull : kOnes);
+    }
+    return p.get();
+}
+
+static bool slc_like(CellMode m) { return m == CellMode::Slc || m == CellMode::Esp; }
+
+std::string Plane::check_program(uint32_t b, uint32_t wl, CellMode mode) const {
+    const BlockState* bs = block(b);
+    if (!bs) return {};
+    const PageState& p = bs->pages[wl];
+    if (p.mode != CellMode::Erased)
+        return "wordline " + std::to_string(wl) + " of block " + std::to_string(b) +
+               " is not erased (programmed " + mode_name(p.mode) + ")";
+    // SLC and ESP pages may share a block (both one bit per cell); otherwise every page of a
+    // block takes the mode of its first program since the erase.
+    if (bs->mode != CellMode::Erased && bs->mode != mode &&
+        !(slc_like(bs->mode) && slc_like(mode)))
+        return "block " + std::to_string(b) + " holds " + mode_name(bs->mode) +
+               " pages since its erase; erase it before programming " + mode_name(mode);
+    if ((mode == CellMode::Mlc || mode == CellMode::Tlc) && int32_t(wl) <= bs->last_programmed)
+        return std::string(mode_name(mode)) + " programs wordlines in order: wordline " +
+               std::to_string(wl) + " after " + std::to_string(bs->last_programmed) + " in block " +
+               std::to_string(b);
+    return {};
+}
+
+void Plane::scramble(uint64_t* w, uint32_t b, uint32_t wl) const {
+    uint64_t key = core::splitmix64(scramble_key_ ^ (uint64_t(b) << 16 | wl));
+    for (uint32_t i = 0; i < words_; ++i) w[i] ^= core::splitmix64(key + i);
+}
+
+void Plane::program(uint32_t b, uint32_t wl, CellMode mode, bool randomise, double esp_factor,
+                    double now_s) {
+    BlockState& bs = touch(b);
+    PageState& p = bs.pages[wl];
+    p.mode = mode;
+    p.randomised = randomise;
+    p.esp_factor = mode == CellMode::Esp ? esp_factor : 0.0;
+    p.programmed_s = now_s;
+    if (bs.mode == CellMode::Erased) bs.mode = mode;
+    bs.last_programmed = std::max(bs.last_programmed, int32_t(wl));
+    if (!functional_) return;
+    // The cache register hands the page to a data latch that drives the program (two for the
+    // multi-level modes, which keep the page while the other levels are placed).
+    uint64_t* c = latch(C);
+    uint64_t* d1 = latch(D1);
+    std::memcpy(d1, c, words_ * 8);
+    if (!slc_like(mode)) std::memcpy(latch(D2), c, words_ * 8);
+    p.data.reset(new uint64_t[words_]);
+    std::memcpy(p.data.get(), d1, words_ * 8);
+    if (randomise) scramble(p.data.get(), b, wl);
+}
+
+void Plane::erase(uint32_t b) {
+    BlockState& bs = touch(b);
+    ++bs.pe_cycles;
+    bs.last_programmed = -1;
+    bs.mode = CellMode::Erased;
+    for (auto& p : bs.pages) p = PageState{};
+}
+
+void Plane::load_begin() {
+    if (uint64_t* c = latch(C)) std::fill_n(c, words_, kOnes);
+}
+
+std::string Plane::check_sense(const SenseSlot* slots, size_t n) const {
+    for (size_t i = 0; i < n; ++i) {
+        for (size_t j = 0; j < i; ++j)
+            if (slots[j].block == slots[i].block)
+                return "block " + std::to_string(slots[i].block) + " appears in two MWS slots";
+        if (slots[i].pbm == 0)
+            return "slot " + std::to_string(i) + " (block " + std::to_string(slots[i].block) +
+                   ") selects no wordline";
+        const BlockState* bs = block(slots[i].block);
+        if (!bs) continue;
+        for (uint64_t m = slots[i].pbm; m; m &= m - 1) {
+            uint32_t wl = uint32_t(__builtin_ctzll(m));
+            CellMode mode = bs->pages[wl].mode;
+            if (mode == CellMode::Mlc || mode == CellMode::Tlc)
+                if (__builtin_popcountll(slots[i].pbm) > 1 || n > 1)
+                    return "wordline " + std::to_string(wl) + " of block " +
+                           std::to_string(slots[i].block) + " is " + mode_name(mode) +
+                           "; multi-wordline sensing needs SLC or ESP pages";
+        }
+    }
+    return {};
+}
+
+// The cells of one wordline as the sense amplifiers see them this time: the stored (possibly
+// randomised) bits with this sensing's raw bit errors. Null for an erased page (all ones).
+const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, double now_s,
+                                   core::Rng& rng, bool inject, SenseResult& r) {
+    r.bits_sensed += page_bits_;
+    if (p.mode == CellMode::Erased) return nullptr;
+    double p_err = 0;
+    if (inject) {
+        double days = (now_s - p.programmed_s) / 86400.0 + cfg_.reliability.retention_days;
+        p_err = model_.rber(p.mode, pe_cycles(b), days, p.randomised, p.esp_factor);
+    }
+    if (!(p_err > 0)) return p.data.get();
+    noisy_.assign(p.data.get(), p.data.get() + words_);
+    r.bit_errors += inject_bit_errors(rng, noisy_.data(), page_bits_, p_err);
+    return noisy_.data();
+}
+
+SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, double now_s,
+                         core::Rng& rng, bool inject) {
+    SenseResult r;
+    for (size_t i = 0; i < n; ++i) r.wordlines += uint64_t(__builtin_popcountll(slots[i].pbm));
+    if (!functional_) {
+        r.bits_sensed = r.wordlines * page_bits_;
+        return r;
+    }
+    // Bitlines: OR over blocks (NOR-like strings in parallel) of the AND within each block
+    // (cells in series). Erased cells conduct (read 1), so they are the identity of the AND.
+    scratch_.assign(words_, 0);
+    uint64_t* res = scratch_.data();
+    acc_.resize(words_);
+    const bool single = n == 1 && r.wordlines == 1;
+    for (size_t i = 0; i < n; ++i) {
+        std::fill(acc_.begin(), acc_.end(), kOnes);
+        const BlockState* bs = block(slots[i].block);
+        for (uint64_t m = slots[i].pbm; m; m &= m - 1) {
+            uint32_t wl = uint32_t(__builtin_ctzll(m));
+            if (!bs) {
+                r.bits_sensed += page_bits_;
+                continue;
+            }
+            const uint64_t* cells = sensed_page(bs->pages[wl], slots[i].block, now_s, rng, inject, r);
+            if (!cells) continue;
+            uint64_t* a = acc_.data();
+            for (uint32_t w = 0; w < words_; ++w) a[w] &= cells[w];
+            if (single && bs->pages[wl].randomised) scramble(a, slots[i].block, wl);
+        }
+        for (uint32_t w = 0; w < words_; ++w) res[w] |= acc_[w];
+    }
+    uint64_t* s = latch(S);
+    uint64_t* c = latch(C);
+    // An inverse read initialises the S-latch by construction (Section 2.1), so it never
+    // accumulates; callers refuse inverse without init_s.
+    if (f.inverse)
+        for (uint32_t w = 0; w < words_; ++w) res[w] = ~res[w];
+    if (f.init_s)
+        std::memcpy(s, res, words_ * 8);
+    else
+        for (uint32_t w = 0; w < words_; ++w) s[w] &= res[w];
+    if (f.init_c) std::fill_n(c, words_, 0ull);
+    if (f.transfer)
+        for (uint32_t w = 0; w < words_; ++w) c[w] |= s[w];
+    return r;
+}
+
+void Plane::xor_latches() {
+    if (!functional_) return;
+    uint64_t* s = latch(S);
+    uint64_t* c = latch(C);
+    for (uint32_t w = 0; w < words_; ++w) c[w] ^= s[w];
+}
+
+}  // namespace canopy::nand

@@ -1,0 +1,101 @@
+// One plane of a die (Flash-Cosmos Section 2.1): blocks of wordlines sharing the plane's
+// bitlines, and the page buffer latches that sense them (Section 3.1, Figure 6): the sensing
+// latch (S-latch), the cache latch (C-latch) that faces the channel, and two data latches that
+// hold a page while it is programmed. Data is sparse: a block takes memory on its first program
+// or erase, a page on its program; latches on first use. In timing-only mode no data is kept,
+// only the per-page metadata that decides whether a command is legal.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "nand/config.hpp"
+#include "nand/reliability.hpp"
+
+namespace canopy::nand {
+
+struct PageState {
+    CellMode mode = CellMode::Erased;
+    bool randomised = false;
+    double esp_factor = 0;             // tESP/tPROG; double so that 1.9 stays >= esp_zero_factor
+    double programmed_s = 0;           // simulated time of the program, for retention age
+    std::unique_ptr<uint64_t[]> data;  // null when erased or in timing-only mode
+};
+
+struct BlockState {
+    uint32_t pe_cycles = 0;
+    int32_t last_programmed = -1;  // highest programmed wordline since the erase
+    CellMode mode = CellMode::Erased;  // set by the first program after an erase
+    std::vector<PageState> pages;
+};
+
+// One block slot of a multi-wordline sensing: a block and the page bitmap (PBM) of the
+// wordlines to apply VREF to.
+struct SenseSlot {
+    uint32_t block;
+    uint64_t pbm;
+};
+
+// Latch functions of one sensing (the ISCM flags of Figure 15a).
+struct SenseFlags {
+    bool inverse = false, init_s = true, init_c = true, transfer = true;
+};
+
+struct SenseResult {
+    uint64_t bits_sensed = 0, bit_errors = 0, wordlines = 0;
+};
+
+class Plane {
+public:
+    enum Latch { S, C, D1, D2, kLatches };
+
+    Plane(const NandConfig& cfg, const ReliabilityModel& model, uint64_t scramble_key);
+
+    const BlockState* block(uint32_t b) const;
+    const PageState* page(uint32_t b, uint32_t wl) const;
+    uint32_t pe_cycles(uint32_t b) const;
+
+    // Checks a program without changing anything; "" when legal.
+    std::string check_program(uint32_t b, uint32_t wl, CellMode mode) const;
+    // Programs the C-latch's content (moved through D1, and D2 for MLC/TLC) into the page.
+    void program(uint32_t b, uint32_t wl, CellMode mode, bool randomise, double esp_factor,
+                 double now_s);
+    void erase(uint32_t b);
+
+    // Checks the wordlines an MWS would sense; "" when legal.
+    std::string check_sense(const SenseSlot* slots, size_t n) const;
+    // Senses: per slot the AND of its wordlines, OR across slots, optionally inverted; then the
+    // latch functions. A single-wordline read of a randomised page is de-randomised on the die.
+    SenseResult sense(const SenseSlot* slots, size_t n, const SenseFlags& f, double now_s,
+                      core::Rng& rng, bool inject);
+    // C-latch = S-latch XOR C-latch.
+    void xor_latches();
+    // C-latch reset to all ones at the start of a program's data load (ONFI cache register).
+    void load_begin();
+
+    uint64_t* latch(Latch l);  // allocated on first use; null in timing-only mode
+    uint32_t page_words() const { return words_; }
+    size_t blocks_in_use() const { return blocks_.size(); }
+
+private:
+    BlockState& touch(uint32_t b);
+    void scramble(uint64_t* w, uint32_t b, uint32_t wl) const;
+    const uint64_t* sensed_page(const PageState& p, uint32_t b, double now_s,
+                                core::Rng& rng, bool inject, SenseResult& r);
+
+    const NandConfig& cfg_;
+    const ReliabilityModel& model_;
+    uint64_t scramble_key_;
+    uint32_t words_;
+    uint64_t page_bits_;  // cells per wordline (data + spare), without the padding of the last word
+    bool functional_;
+    std::unordered_map<uint32_t, BlockState> blocks_;
+    std::unique_ptr<uint64_t[]> latches_[kLatches];
+    std::vector<uint64_t> scratch_, acc_, noisy_;
+};
+
+}  // namespace canopy::nand

@@ -1,0 +1,136 @@
+#include "platform/experiments.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "platform/nand_experiments.hpp"
+
+namespace canopy::platform {
+
+double ExpRow::error_pct() const {
+    return published == 0 ? 0.0 : 100.0 * (simulated - published) / std::fabs(published);
+}
+
+const std::vector<Experiment>& experiments() {
+    static const std::vector<Experiment> list = {
+        {"nand-characterisation",
+         "Flash-Cosmos Sec. 5 / Table 1: tMWS, MWS power and energy, ESP latency and reliability, "
+         "Fig. 7 transfer times, measured on the NAND die model",
+         nand_characterisation},
+    };
+    return list;
+}
+
+void print_table(const std::vector<ExpRow>& rows, std::ostream& os) {
+    size_t w = 8;
+    for (const auto& r : rows) w = std::max(w, r.quantity.size());
+    char line[512];
+    std::snprintf(line, sizeof line, "%-6s %-*s %14s %14s %-6s %9s\n", "id", int(w), "quantity", "simulated",
+                  "published", "unit", "error %");
+    os << line;
+    for (const auto& r : rows) {
+        std::snprintf(line, sizeof line, "%-6s %-*s %14.6g %14.6g %-6s %9.2f\n", r.id.c_str(), int(w),
+                      r.quantity.c_str(), r.simulated, r.published, r.unit.c_str(), r.error_pct());
+        os << line;
+    }
+}
+
+static std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
+std::string to_csv(const std::vector<ExpRow>& rows) {
+    std::ostringstream s;
+    s << "id,quantity,simulated,published,unit,error_pct\n";
+    for (const auto& r : rows)
+        s << csv_field(r.id) << "," << csv_field(r.quantity) << "," << r.simulated << "," << r.published << ","
+          << csv_field(r.unit) << "," << r.error_pct() << "\n";
+    return s.str();
+}
+
+std::string to_json(const std::vector<ExpRow>& rows) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const auto& r : rows)
+        a.push_back({{"id", r.id}, {"quantity", r.quantity}, {"simulated", r.simulated},
+                     {"published", r.published}, {"unit", r.unit}, {"error_pct", r.error_pct()}});
+    return a.dump(2) + "\n";
+}
+
+static std::string xml_escape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '<') o += "&lt;";
+        else if (c == '>') o += "&gt;";
+        else if (c == '&') o += "&amp;";
+        else o += c;
+    }
+    return o;
+}
+
+// Paired bars per row, simulated and published, each scaled to the larger of the two.
+std::string to_svg(const std::string& title, const std::vector<ExpRow>& rows) {
+    const int row_h = 34, label_w = 430, bar_w = 360, top = 50;
+    const int h = top + int(rows.size()) * row_h + 30, w = label_w + bar_w + 120;
+    std::ostringstream s;
+    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << xml_escape(title) << "</text>\n"
+      << "<rect x=\"" << label_w << "\" y=\"30\" width=\"10\" height=\"10\" fill=\"#2a7ab0\"/><text x=\"" << label_w + 14
+      << "\" y=\"39\">simulated</text><rect x=\"" << label_w + 90 << "\" y=\"30\" width=\"10\" height=\"10\" fill=\"#c8c8c8\"/>"
+      << "<text x=\"" << label_w + 104 << "\" y=\"39\">published</text>\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const auto& r = rows[i];
+        const int y = top + int(i) * row_h;
+        const double m = std::max(std::fabs(r.simulated), std::fabs(r.published));
+        const double fs = m > 0 ? std::fabs(r.simulated) / m : 0, fp = m > 0 ? std::fabs(r.published) / m : 0;
+        char num[64];
+        std::snprintf(num, sizeof num, "%.4g / %.4g %s", r.simulated, r.published, r.unit.c_str());
+        s << "<text x=\"10\" y=\"" << y + 15 << "\">" << xml_escape(r.id + "  " + r.quantity) << "</text>\n"
+          << "<rect x=\"" << label_w << "\" y=\"" << y + 3 << "\" width=\"" << fs * bar_w << "\" height=\"12\" fill=\"#2a7ab0\"/>\n"
+          << "<rect x=\"" << label_w << "\" y=\"" << y + 16 << "\" width=\"" << fp * bar_w << "\" height=\"12\" fill=\"#c8c8c8\"/>\n"
+          << "<text x=\"" << label_w + bar_w + 6 << "\" y=\"" << y + 20 << "\">" << xml_escape(num) << "</text>\n";
+    }
+    s << "</svg>\n";
+    return s.str();
+}
+
+static void write_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path);
+    if (!f) throw InputError(path, "", "cannot open for writing");
+    f << text;
+}
+
+void run_experiment(const std::string& name, bool quick, const std::string& out_dir, std::ostream& os) {
+    const Experiment* e = nullptr;
+    std::vector<std::string> names;
+    for (const auto& x : experiments()) {
+        names.push_back(x.name);
+        if (x.name == name) e = &x;
+    }
+    if (!e) {
+        std::string hint = closest_match(name, names);
+        throw InputError("canopy exp", name, "no such experiment" + (hint.empty() ? std::string("; see --list")
+                                                                             : "; did you mean '" + hint + "'?"));
+    }
+    std::vector<ExpRow> rows = e->run(quick);
+    os << e->name << ": " << e->description << "\n";
+    print_table(rows, os);
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) throw InputError("--out", out_dir, "cannot create the directory: " + ec.message());
+    const std::string base = out_dir + "/" + e->name;
+    write_file(base + ".csv", to_csv(rows));
+    write_file(base + ".json", to_json(rows));
+    write_file(base + ".svg", to_svg(e->name, rows));
+    os << "wrote " << base << ".csv, .json, .svg\n";
+}
+
+}  // namespace canopy::platform

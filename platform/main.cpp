@@ -1,0 +1,167 @@
+// The `canopy` command: run the platform, replay NAND command scripts, run experiments, show
+// the configuration. Input errors print one line naming the input and exit with status 2.
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <systemc>
+
+#include "core/error.hpp"
+#include "platform/experiments.hpp"
+#include "platform/platform_config.hpp"
+#include "platform/session.hpp"
+#include "platform/version.hpp"
+
+namespace po = boost::program_options;
+using namespace canopy;
+
+namespace {
+
+// SystemC prints its banner when the kernel starts, before sc_main; a static initialiser runs
+// earlier still.
+const bool kNoBanner = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0;
+
+const char* kUsage =
+    "usage: canopy <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run      elaborate the platform and run the default scenario\n"
+    "  flash    replay a NAND command script against the flash array\n"
+    "  exp      run an experiment that reproduces published figures (exp --list)\n"
+    "  config   show the effective configuration (config --dump)\n"
+    "\n"
+    "canopy <command> --help shows the command's options; canopy --version its version.\n";
+
+const std::vector<std::string> kCommands = {"run", "flash", "exp", "config"};
+
+void add_config_options(po::options_description& d, platform::RunOptions& o) {
+    d.add_options()
+        ("config", po::value(&o.config_file), "JSON config file (see `canopy config --dump`)")
+        ("set", po::value(&o.overrides)->composing(), "override one key: --set key=value (repeatable)");
+}
+
+void add_run_options(po::options_description& d, platform::RunOptions& o) {
+    add_config_options(d, o);
+    d.add_options()
+        ("seed", po::value<uint64_t>(), "seed of all random streams (overrides sim.seed)")
+        ("out", po::value(&o.out_dir)->default_value("out"), "directory for stats.json, waves.vcd, trace.json")
+        ("vcd", po::bool_switch(&o.vcd), "write waves.vcd")
+        ("trace", po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")
+        ("quiet", po::bool_switch(&o.quiet), "no progress line and no summary");
+}
+
+// Parses `args` against `desc`, turning Boost's errors into InputErrors that name the command.
+po::variables_map parse(const std::string& cmd, const std::vector<std::string>& args,
+                        const po::options_description& desc, const po::positional_options_description* pos = nullptr) {
+    po::variables_map vm;
+    try {
+        po::command_line_parser p(args);
+        p.options(desc);
+        if (pos) p.positional(*pos);
+        po::store(p.run(), vm);
+        po::notify(vm);
+    } catch (const po::unknown_option& e) {
+        std::vector<std::string> names;
+        for (const auto& o : desc.options()) names.push_back("--" + o->long_name());
+        std::string hint = closest_match(e.get_option_name(), names);
+        throw InputError("canopy " + cmd, "option " + e.get_option_name(),
+                         "unknown option" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+    } catch (const po::error& e) {
+        throw InputError("canopy " + cmd, "", e.what());
+    }
+    return vm;
+}
+
+bool wants_help(const std::vector<std::string>& args) {
+    for (const auto& a : args)
+        if (a == "--help" || a == "-h") return true;
+    return false;
+}
+
+int cmd_run(const std::string& cmd, const std::vector<std::string>& args) {
+    platform::RunOptions o;
+    po::options_description d(cmd == "run" ? "canopy run [options]: run the default scenario"
+                                           : "canopy flash --script FILE [options]: replay a NAND command script");
+    if (cmd == "flash") d.add_options()("script", po::value(&o.script)->required(), "the command script (format: traces/README.md)");
+    add_run_options(d, o);
+    d.add_options()("help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    po::positional_options_description pos;
+    pos.add("script", 1);
+    auto vm = parse(cmd, args, d, cmd == "flash" ? &pos : nullptr);
+    if (vm.count("seed")) o.seed = vm["seed"].as<uint64_t>();
+    return platform::run_session(o);
+}
+
+int cmd_exp(const std::vector<std::string>& args) {
+    std::string name, out = "out";
+    bool quick = false, list = false;
+    po::options_description d("canopy exp NAME [--quick] [--out DIR] | canopy exp --list");
+    d.add_options()
+        ("name", po::value(&name), "experiment to run")
+        ("list", po::bool_switch(&list), "list the experiments")
+        ("quick", po::bool_switch(&quick), "fewer samples, for a fast look")
+        ("out", po::value(&out)->default_value("out"), "directory for NAME.csv, NAME.json, NAME.svg")
+        ("help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    po::positional_options_description pos;
+    pos.add("name", 1);
+    parse("exp", args, d, &pos);
+    if (list) {
+        for (const auto& e : platform::experiments()) std::cout << e.name << "  " << e.description << "\n";
+        return 0;
+    }
+    if (name.empty()) throw InputError("canopy exp", "", "name an experiment, or use --list");
+    platform::run_experiment(name, quick, out, std::cout);
+    return 0;
+}
+
+int cmd_config(const std::vector<std::string>& args) {
+    platform::RunOptions o;
+    bool dump = false, json = false;
+    po::options_description d("canopy config --dump [--json] [--config FILE] [--set key=value ...]");
+    add_config_options(d, o);
+    d.add_options()
+        ("dump", po::bool_switch(&dump), "print every key: value, unit, description, default")
+        ("json", po::bool_switch(&json), "print the effective configuration as a JSON config file")
+        ("help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    parse("config", args, d);
+    if (!dump && !json) throw InputError("canopy config", "", "say --dump or --json");
+    platform::PlatformConfig cfg;
+    std::cout << core::dump_params(platform::load_config(cfg, o.config_file, o.overrides), json);
+    return 0;
+}
+
+int canopy_main(int argc, char* argv[]) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) return std::cerr << kUsage, 2;
+    const std::string cmd = args[0];
+    args.erase(args.begin());
+    if (cmd == "--version" || cmd == "version") return std::cout << "canopy " << platform::kVersion << "\n", 0;
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") return std::cout << kUsage, 0;
+    if (cmd == "run" || cmd == "flash") return cmd_run(cmd, args);
+    if (cmd == "exp") return cmd_exp(args);
+    if (cmd == "config") return cmd_config(args);
+    std::string hint = closest_match(cmd, kCommands);
+    throw InputError("canopy", "command " + cmd,
+                     "unknown command" + (hint.empty() ? std::string("; see canopy --help") : "; did you mean '" + hint + "'?"));
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+    (void)kNoBanner;
+    try {
+        return canopy_main(argc, argv);
+    } catch (const InputError& e) {
+        // Errors about the command line already start with "canopy ..."; others get the prefix.
+        std::cerr << (e.input().rfind("canopy", 0) == 0 ? "" : "canopy: ") << e.what() << "\n";
+        return 2;
+    } catch (const sc_core::sc_report& e) {
+        std::cerr << "canopy: simulation error: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "canopy: internal error: " << e.what() << "\n";
+        return 1;
+    }
+}

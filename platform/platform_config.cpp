@@ -1,0 +1,37 @@
+#include "platform/platform_config.hpp"
+
+namespace canopy::platform {
+
+void SimConfig::describe(core::Params& p) {
+    p("seed", seed, "", "seed of every random stream (--seed overrides)")
+     ("quantum_ns", quantum_ns, "ns", "temporal decoupling quantum of initiators", 1.0, 1e9);
+}
+
+void ScenarioConfig::describe(core::Params& p) {
+    p("operands", operands, "", "operand bit vectors per plane in the default scenario", 1, 64)
+     ("dies", dies, "", "dies used per channel by the default scenario (0: all)", 0, 64)
+     .choice("mode", mode, {"esp", "slc"}, "program mode of the scenario's operands");
+    p("randomise", randomise, "program the scenario's operands with on-die randomisation")
+     ("one_density", one_density, "", "probability of a 1 bit in an operand", 0.0, 1.0);
+}
+
+void PlatformConfig::describe(core::Params& p) {
+    core::Params s = p.scope("sim");
+    sim.describe(s);
+    nand.describe(p);
+    core::Params sc = p.scope("scenario");
+    scenario.describe(sc);
+}
+
+std::vector<core::ParamInfo> load_config(PlatformConfig& cfg, const std::string& file,
+                                         const std::vector<std::string>& overrides) {
+    core::ConfigSource src;
+    if (!file.empty()) src.load_file(file);
+    for (const auto& o : overrides) src.set(o);
+    core::Params params(&src);
+    cfg.describe(params);
+    src.check_all_used(params.keys());
+    return params.infos();
+}
+
+}  // namespace canopy::platform

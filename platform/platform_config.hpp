@@ -1,0 +1,42 @@
+// The whole platform's configuration: one struct per module, gathered under their key prefixes
+// ("sim.", "nand.", "scenario."). Loading, checking and dumping all go through describe().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "nand/config.hpp"
+
+namespace canopy::platform {
+
+struct SimConfig {
+    uint64_t seed = 1;
+    double quantum_ns = 1000;  // temporal decoupling quantum of initiators
+    void describe(core::Params& p);
+};
+
+// The default scenario of `canopy run`: Flash-Cosmos against ParaBit and outside-storage
+// processing on one bulk AND, on every plane of every die in parallel.
+struct ScenarioConfig {
+    uint32_t operands = 48;        // bit vectors per plane, one wordline each, in one block
+    uint32_t dies = 0;             // dies used per channel (0: all)
+    std::string mode = "esp";      // how the operands are programmed: esp or slc
+    bool randomise = false;        // program the operands through the on-die randomiser
+    double one_density = 0.97;     // probability of a 1 bit in an operand
+    void describe(core::Params& p);
+};
+
+struct PlatformConfig {
+    SimConfig sim;
+    nand::NandConfig nand;
+    ScenarioConfig scenario;
+    void describe(core::Params& p);
+};
+
+// Loads defaults, then the file (if any), then the overrides; rejects unknown keys.
+// Returns the parameter table for dumps.
+std::vector<core::ParamInfo> load_config(PlatformConfig& cfg, const std::string& file,
+                                         const std::vector<std::string>& overrides);
+
+}  // namespace canopy::platform
