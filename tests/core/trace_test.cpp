@@ -1,0 +1,345 @@
+// Transaction trace: Chrome/Perfetto trace-event JSON with one track per module, X events per
+// hop and s/f flow pairs linking the hops of one request.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <systemc>
+
+#include "core/error.hpp"
+#include "core/trace.hpp"
+
+namespace fs = std::filesystem;
+using canopy::core::TransactionTrace;
+using nlohmann::json;
+using sc_core::SC_NS;
+using sc_core::SC_PS;
+using sc_core::sc_time;
+using sc_core::SC_US;
+
+namespace {
+
+class TempDir {
+public:
+    TempDir() {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        path_ = fs::temp_directory_path() / ("canopy_core_" + std::string(info->test_suite_name()) +
+                                             "_" + info->name() + "_" + std::to_string(getpid()));
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    std::string file(const std::string& name) const { return (path_ / name).string(); }
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
+
+std::string read_text(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// Parses the trace and checks the fields every event must have.
+json load_trace(const std::string& path) {
+    json doc = json::parse(read_text(path));  // throws (fails the test) when invalid
+    EXPECT_EQ(doc.at("displayTimeUnit"), "ns");
+    EXPECT_TRUE(doc.at("traceEvents").is_array());
+    for (const auto& e : doc["traceEvents"]) {
+        EXPECT_TRUE(e.contains("name") && e["name"].is_string()) << e.dump();
+        EXPECT_TRUE(e.contains("ph") && e["ph"].is_string()) << e.dump();
+        EXPECT_TRUE(e.contains("pid") && e["pid"].is_number_integer()) << e.dump();
+        EXPECT_TRUE(e.contains("tid") && e["tid"].is_number_integer()) << e.dump();
+    }
+    return doc;
+}
+
+std::vector<json> events(const json& doc, const std::string& ph) {
+    std::vector<json> out;
+    for (const auto& e : doc["traceEvents"])
+        if (e["ph"] == ph) out.push_back(e);
+    return out;
+}
+
+// tid -> module name from the thread_name metadata; fails on duplicates.
+std::map<int, std::string> thread_names(const json& doc) {
+    std::map<int, std::string> names;
+    for (const auto& e : events(doc, "M"))
+        if (e["name"] == "thread_name") {
+            int tid = e["tid"].get<int>();
+            EXPECT_EQ(names.count(tid), 0u) << "thread_name twice for tid " << tid;
+            names[tid] = e["args"]["name"].get<std::string>();
+        }
+    return names;
+}
+
+}  // namespace
+
+TEST(CoreTrace, CompleteEventsInMicroseconds) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    {
+        TransactionTrace t;
+        EXPECT_FALSE(t.enabled());
+        t.open(path);
+        EXPECT_TRUE(t.enabled());
+        int die = t.track("nand.ch0.die0");
+        t.complete(die, "read", "nand", sc_time(1500, SC_NS), sc_time(250, SC_NS), 0,
+                   {{"addr", TransactionTrace::hex(0x1000)}, {"plane", "1"}});
+        t.complete(die, "erase", "nand", sc_time(3, SC_US), sc_time(1, SC_PS), 0);
+        t.close();
+        EXPECT_FALSE(t.enabled());
+    }
+    json doc = load_trace(path);
+    auto xs = events(doc, "X");
+    ASSERT_EQ(xs.size(), 2u);
+    EXPECT_EQ(xs[0]["name"], "read");
+    EXPECT_EQ(xs[0]["cat"], "nand");
+    EXPECT_DOUBLE_EQ(xs[0]["ts"].get<double>(), 1.5);
+    EXPECT_DOUBLE_EQ(xs[0]["dur"].get<double>(), 0.25);
+    EXPECT_EQ(xs[0]["args"]["addr"], "0x1000");
+    EXPECT_EQ(xs[0]["args"]["plane"], "1");
+    EXPECT_FALSE(xs[0]["args"].contains("flow"));
+    EXPECT_DOUBLE_EQ(xs[1]["ts"].get<double>(), 3.0);
+    EXPECT_NEAR(xs[1]["dur"].get<double>(), 1e-6, 1e-12);  // 1 ps survives
+    EXPECT_FALSE(xs[1].contains("args"));
+    // All events share one process, named by metadata.
+    int pid = xs[0]["pid"].get<int>();
+    bool named = false;
+    for (const auto& e : doc["traceEvents"]) {
+        EXPECT_EQ(e["pid"].get<int>(), pid);
+        if (e["ph"] == "M" && e["name"] == "process_name") named = e["args"]["name"] == "canopy";
+    }
+    EXPECT_TRUE(named);
+    EXPECT_EQ(xs[0]["tid"].get<int>(), thread_names(doc).begin()->first);
+}
+
+TEST(CoreTrace, LargeTimestampsKeepPicoseconds) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    TransactionTrace t;
+    t.open(path);
+    int tr = t.track("m");
+    // 10 s + 1 ps, written in microseconds.
+    t.complete(tr, "x", "c", sc_time(10, sc_core::SC_SEC) + sc_time(1, SC_PS), sc_time(7, SC_PS),
+               0);
+    t.close();
+    std::string text = read_text(path);
+    EXPECT_NE(text.find("\"ts\":10000000.000001"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"dur\":0.000007"), std::string::npos) << text;
+    load_trace(path);
+}
+
+TEST(CoreTrace, OneTrackPerModuleWithThreadName) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    TransactionTrace t;
+    t.open(path);
+    int a = t.track("nand.ch0.die0");
+    int b = t.track("link.up");
+    int a2 = t.track("nand.ch0.die0");
+    int c = t.track("ssd.spu0");
+    EXPECT_EQ(a, a2);
+    EXPECT_NE(a, b);
+    EXPECT_NE(b, c);
+    EXPECT_NE(a, c);
+    EXPECT_GT(a, 0);
+    t.complete(a, "r", "c", sc_time(0, SC_NS), sc_time(1, SC_NS), 0);
+    t.complete(b, "r", "c", sc_time(0, SC_NS), sc_time(1, SC_NS), 0);
+    t.complete(a2, "r", "c", sc_time(2, SC_NS), sc_time(1, SC_NS), 0);
+    t.close();
+    json doc = load_trace(path);
+    auto names = thread_names(doc);
+    ASSERT_EQ(names.size(), 3u);
+    EXPECT_EQ(names[a], "nand.ch0.die0");
+    EXPECT_EQ(names[b], "link.up");
+    EXPECT_EQ(names[c], "ssd.spu0");
+    // Every X event sits on a named track.
+    for (const auto& x : events(doc, "X")) EXPECT_EQ(names.count(x["tid"].get<int>()), 1u);
+}
+
+TEST(CoreTrace, FlowLinksConsecutiveHops) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    TransactionTrace t;
+    t.open(path);
+    int host = t.track("host.cpu0"), link = t.track("link.down"), die = t.track("nand.ch0.die0");
+    uint64_t flow = t.new_flow();
+    EXPECT_NE(flow, 0u);
+    EXPECT_NE(t.new_flow(), flow);
+    // Three hops: host [0, 100) ns, link [100, 300) ns, die [300, 350) ns.
+    t.complete(host, "submit", "host", sc_time(0, SC_NS), sc_time(100, SC_NS), flow);
+    t.complete(link, "tlp", "link", sc_time(100, SC_NS), sc_time(200, SC_NS), flow);
+    t.complete(die, "read", "nand", sc_time(300, SC_NS), sc_time(50, SC_NS), flow, {{"page", "7"}});
+    // An unrelated transaction with no flow adds no flow events.
+    t.complete(die, "idle", "nand", sc_time(400, SC_NS), sc_time(1, SC_NS), 0);
+    t.close();
+
+    json doc = load_trace(path);
+    auto xs = events(doc, "X");
+    ASSERT_EQ(xs.size(), 4u);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(xs[i]["args"]["flow"].get<uint64_t>(), flow);
+    EXPECT_EQ(xs[2]["args"]["page"], "7");
+    auto ss = events(doc, "s"), fs_ = events(doc, "f");
+    ASSERT_EQ(ss.size(), 2u);
+    ASSERT_EQ(fs_.size(), 2u);
+    struct Hop {
+        int tid;
+        double ts, dur;
+    };
+    const Hop hops[3] = {{host, 0, 0.1}, {link, 0.1, 0.2}, {die, 0.3, 0.05}};
+    for (int i = 0; i < 2; ++i) {
+        const json& s = ss[i];
+        const json& f = fs_[i];
+        EXPECT_EQ(s["id"], f["id"]) << "pair " << i;
+        EXPECT_EQ(s["name"], f["name"]);
+        EXPECT_EQ(s["cat"], f["cat"]);
+        // The start binds to the previous hop: on its track, inside its slice.
+        EXPECT_EQ(s["tid"].get<int>(), hops[i].tid);
+        EXPECT_GE(s["ts"].get<double>(), hops[i].ts - 1e-9);
+        EXPECT_LE(s["ts"].get<double>(), hops[i].ts + hops[i].dur + 1e-9);
+        // The finish binds to the enclosing slice of the next hop, at its start.
+        EXPECT_EQ(f["tid"].get<int>(), hops[i + 1].tid);
+        EXPECT_NEAR(f["ts"].get<double>(), hops[i + 1].ts, 1e-9);
+        EXPECT_EQ(f["bp"], "e");
+    }
+    EXPECT_NE(ss[0]["id"], ss[1]["id"]);
+}
+
+TEST(CoreTrace, InterleavedFlowsStayApart) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    TransactionTrace t;
+    t.open(path);
+    int a = t.track("a"), b = t.track("b"), c = t.track("c");
+    uint64_t f1 = t.new_flow(), f2 = t.new_flow();
+    t.complete(a, "h", "x", sc_time(0, SC_NS), sc_time(10, SC_NS), f1);
+    t.complete(c, "h", "x", sc_time(5, SC_NS), sc_time(10, SC_NS), f2);
+    t.complete(b, "h", "x", sc_time(10, SC_NS), sc_time(10, SC_NS), f1);
+    t.complete(a, "h", "x", sc_time(15, SC_NS), sc_time(10, SC_NS), f2);
+    t.close();
+    json doc = load_trace(path);
+    auto ss = events(doc, "s"), fs_ = events(doc, "f");
+    ASSERT_EQ(ss.size(), 2u);
+    ASSERT_EQ(fs_.size(), 2u);
+    std::map<uint64_t, std::pair<int, int>> edge;  // id -> (s tid, f tid)
+    for (const auto& s : ss) edge[s["id"].get<uint64_t>()].first = s["tid"].get<int>();
+    for (const auto& f : fs_) edge[f["id"].get<uint64_t>()].second = f["tid"].get<int>();
+    ASSERT_EQ(edge.size(), 2u);
+    std::set<std::pair<int, int>> got;
+    for (const auto& [id, e] : edge) got.insert(e);
+    EXPECT_EQ(got, (std::set<std::pair<int, int>>{{a, b}, {c, a}}));
+}
+
+TEST(CoreTrace, StringsAreEscaped) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    const std::string nasty = "say \"hi\" \\ path\\to\nnew\tline\r\x01\x1f end \xc3\xa9";
+    const std::string module = "weird \"module\" \\ name";
+    TransactionTrace t;
+    t.open(path);
+    int tr = t.track(module);
+    t.complete(tr, "op \"quoted\"", "cat\\x", sc_time(1, SC_NS), sc_time(1, SC_NS), 0,
+               {{"value", nasty}, {"key \"q\"", "v"}});
+    t.close();
+    json doc = load_trace(path);
+    auto xs = events(doc, "X");
+    ASSERT_EQ(xs.size(), 1u);
+    EXPECT_EQ(xs[0]["args"]["value"], nasty);
+    EXPECT_EQ(xs[0]["args"]["key \"q\""], "v");
+    EXPECT_EQ(xs[0]["name"], "op \"quoted\"");
+    EXPECT_EQ(xs[0]["cat"], "cat\\x");
+    EXPECT_EQ(thread_names(doc)[tr], module);
+}
+
+TEST(CoreTrace, DisabledTraceWritesNothing) {
+    TempDir dir;
+    {
+        TransactionTrace t;
+        EXPECT_FALSE(t.enabled());
+        int a = t.track("x");
+        EXPECT_EQ(t.track("x"), a);
+        EXPECT_NE(t.track("y"), a);
+        uint64_t flow = t.new_flow();
+        t.complete(a, "op", "c", sc_time(0, SC_NS), sc_time(1, SC_NS), flow, {{"k", "v"}});
+        t.complete(a, "op", "c", sc_time(1, SC_NS), sc_time(1, SC_NS), flow);
+        t.close();  // no-op
+        t.close();
+        EXPECT_FALSE(t.enabled());
+    }
+    EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+TEST(CoreTrace, OpenUnwritablePathThrowsInputError) {
+    TransactionTrace t;
+    const std::string path = "/nonexistent_canopy_dir/trace.json";
+    try {
+        t.open(path);
+        FAIL() << "no error";
+    } catch (const canopy::InputError& e) {
+        EXPECT_EQ(e.input(), path);
+    }
+    EXPECT_FALSE(t.enabled());
+}
+
+TEST(CoreTrace, DestructorClosesTheFile) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    {
+        TransactionTrace t;
+        t.open(path);
+        t.complete(t.track("m"), "op", "c", sc_time(0, SC_NS), sc_time(1, SC_NS), 0);
+    }
+    json doc = load_trace(path);
+    EXPECT_EQ(events(doc, "X").size(), 1u);
+}
+
+TEST(CoreTrace, TracksMadeBeforeOpenAreNamed) {
+    // Modules may ask for their track while being built, before the trace is opened.
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    TransactionTrace t;
+    int early = t.track("early.module");
+    t.open(path);
+    int late = t.track("late.module");
+    t.complete(early, "op", "c", sc_time(0, SC_NS), sc_time(1, SC_NS), 0);
+    t.close();
+    json doc = load_trace(path);
+    auto names = thread_names(doc);
+    EXPECT_EQ(names[early], "early.module");
+    EXPECT_EQ(names[late], "late.module");
+}
+
+TEST(CoreTrace, ReopenWritesAValidSecondFile) {
+    TempDir dir;
+    auto p1 = dir.file("one.json"), p2 = dir.file("two.json");
+    TransactionTrace t;
+    t.open(p1);
+    int m = t.track("m");
+    t.complete(m, "a", "c", sc_time(0, SC_NS), sc_time(1, SC_NS), 0);
+    t.close();
+    t.open(p2);
+    t.complete(m, "b", "c", sc_time(5, SC_NS), sc_time(1, SC_NS), 0);
+    t.close();
+    json d1 = load_trace(p1), d2 = load_trace(p2);
+    ASSERT_EQ(events(d2, "X").size(), 1u);
+    EXPECT_EQ(events(d2, "X")[0]["name"], "b");
+    EXPECT_EQ(thread_names(d2)[m], "m");
+}
+
+TEST(CoreTrace, HexFormatting) {
+    EXPECT_EQ(TransactionTrace::hex(0), "0x0");
+    EXPECT_EQ(TransactionTrace::hex(0xdeadbeef), "0xdeadbeef");
+    EXPECT_EQ(TransactionTrace::hex(UINT64_MAX), "0xffffffffffffffff");
+}

@@ -1,0 +1,60 @@
+// Runs the built `canopy` binary as a user would and captures what it prints.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace canopy_test {
+
+struct Run {
+    int status = -1;
+    std::string out, err;
+};
+
+inline std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// A fresh directory under the build tree, unique to this test process.
+inline std::string scratch(const std::string& name) {
+    auto dir = std::filesystem::path(CANOPY_BINARY_DIR) / "test-scratch" /
+               (name + "-" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir.string();
+}
+
+inline std::string source(const std::string& rel) { return std::string(CANOPY_SOURCE_DIR) + "/" + rel; }
+
+// `args` is passed to the shell after the binary's path.
+inline Run run_canopy(const std::string& args, const std::string& dir) {
+    Run r;
+    const std::string out = dir + "/stdout.txt", err = dir + "/stderr.txt";
+    std::string cmd = std::string(CANOPY_BINARY_DIR) + "/canopy " + args + " >" + out + " 2>" + err + " </dev/null";
+    int s = std::system(cmd.c_str());
+    r.status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+inline int count_lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+// A small array keeps platform tests fast, also under the sanitizers.
+inline const char* kSmall =
+    "--set nand.geometry.channels=2 --set nand.geometry.dies_per_channel=2 "
+    "--set nand.geometry.blocks_per_plane=64 --set scenario.operands=16";
+
+}  // namespace canopy_test
