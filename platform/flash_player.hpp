@@ -1,11 +1,11 @@
 // Sends FlashOps to the NAND array, one initiator socket per channel, the way a simple flash
-// controller would: a command to a die goes out once that die is ready (R/B#), commands to other
-// dies go out meanwhile, so dies overlap and channels interleave; `sync` waits for all dies.
-// Runs ahead of simulated time (temporal decoupling) and yields every quantum.
+// controller with one command queue per die would: each die's commands go out in script order,
+// each once the die is ready (R/B#); the dies' queues run side by side, so dies overlap and
+// channels interleave; `sync` is a barrier for all queues. Each queue is a thread that runs ahead
+// of simulated time by at most a quantum (temporal decoupling, tlm_quantumkeeper).
 #pragma once
 
 #include <functional>
-#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -21,8 +21,8 @@ class FlashPlayer : public sc_core::sc_module {
 public:
     sc_core::sc_vector<tlm_utils::simple_initiator_socket_tagged<FlashPlayer>> channel;
 
-    FlashPlayer(sc_core::sc_module_name name, uint32_t channels, uint32_t page_bytes,
-                core::Services& services, sc_core::sc_time quantum, std::ostream* log);
+    FlashPlayer(sc_core::sc_module_name name, uint32_t channels, uint32_t dies_per_channel,
+                core::Services& services, sc_core::sc_time quantum);
 
     // The ops to run, in order. `on_done` (optional) runs after the last one.
     void load(std::vector<FlashOp> ops, std::string script_name = "");
@@ -31,20 +31,28 @@ public:
     // Lines whose outcome differed from what the script expected (refused, or expect-fail passed).
     const std::vector<std::string>& failures() const { return failures_; }
     sc_core::sc_time finished_at() const { return finished_at_; }
+    // One line per op, in script order (after the run).
+    void print_report(std::ostream& os) const;
 
 private:
-    void run();
-    void report(const FlashOp& op, const FlashResult& r) const;
+    void before_end_of_elaboration() override;
+    void queue(uint32_t channel, uint32_t die);
+    void barrier(const sc_core::sc_time& finished);
+    void send(FlashOp& op, FlashResult& r, tlm::tlm_generic_payload& gp, sc_core::sc_time& local);
+    void report(std::ostream& os, const FlashOp& op, const FlashResult& r) const;
 
-    uint32_t page_bytes_;
+    uint32_t dies_per_channel_;
     core::Services& services_;
     sc_core::sc_time quantum_;
-    std::ostream* log_;
     std::string script_name_;
     std::vector<FlashOp> ops_;
     std::vector<FlashResult> results_;
     std::vector<std::string> failures_;
+    std::vector<size_t> syncs_;  // indices of the sync ops, then ops_.size()
     sc_core::sc_time finished_at_;
+    // The barrier: queues that reached the current sync, and the event that releases them.
+    size_t arrived_ = 0;
+    sc_core::sc_event released_;
     int track_;
 };
 

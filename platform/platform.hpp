@@ -3,8 +3,6 @@
 // player that drives it (standing in for the flash controller until that model exists).
 #pragma once
 
-#include <ostream>
-
 #include "core/services.hpp"
 #include "nand/channel.hpp"
 #include "platform/flash_player.hpp"
@@ -14,7 +12,7 @@ namespace canopy::platform {
 
 class Platform {
 public:
-    Platform(const PlatformConfig& cfg, core::Services& services, std::ostream* log);
+    Platform(const PlatformConfig& cfg, core::Services& services);
 
     nand::FlashArray nand;
     FlashPlayer player;

@@ -32,7 +32,7 @@ int run_session(const RunOptions& opt) {
     if (opt.vcd) services.waves.open(opt.out_dir + "/waves.vcd");
     if (opt.trace) services.trace.open(opt.out_dir + "/trace.json");
 
-    Platform platform(cfg, services, opt.script.empty() ? nullptr : &std::cout);
+    Platform platform(cfg, services);
     platform.player.load(std::move(ops), opt.script);
 
     core::Progress progress(!opt.quiet);
@@ -47,6 +47,7 @@ int run_session(const RunOptions& opt) {
     const double elapsed_ns = end.to_seconds() * 1e9;
 
     if (opt.script.empty()) report_fc_demo(cfg, platform.player, services.stats, std::cout);
+    else platform.player.print_report(std::cout);
     for (const auto& f : platform.player.failures()) std::cerr << "canopy: " << f << "\n";
 
     core::Json header = {{"canopy", kVersion},

@@ -2,7 +2,7 @@
 // VCD file with SystemC's sc_trace. Under temporal decoupling a module knows a change's time
 // before the kernel reaches it, so a Probe holds the change until that time and then drives its
 // sc_signal, and the VCD shows each change when it happens in simulated time. With waves off a
-// probe does nothing.
+// probe does nothing, not even keep its events.
 #pragma once
 
 #include <map>
@@ -24,13 +24,16 @@ private:
     sc_core::sc_trace_file* file_ = nullptr;
 };
 
-template <class T>
-class Probe : public sc_core::sc_module {
+// A traced signal whose changes are posted ahead of time as events and applied when simulated
+// time reaches them. `Fold` turns the events due so far into the signal's value:
+// `static void apply(State&, const Event&)` and `static T value(const State&)`.
+template <class T, class State, class Event, class Fold>
+class ScheduledSignal : public sc_core::sc_module {
 public:
-    SC_HAS_PROCESS(Probe);
+    SC_HAS_PROCESS(ScheduledSignal);
     // The signal appears in the VCD under `trace_name` (dots become scopes).
-    Probe(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name, T initial = T())
-        : sc_module(name), on_(waves.enabled()), signal_("signal", initial) {
+    ScheduledSignal(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name, State initial)
+        : sc_module(name), on_(waves.enabled()), state_(initial), signal_("signal", Fold::value(initial)) {
         if (!on_) return;
         sc_core::sc_trace(waves.file(), signal_, trace_name);
         SC_METHOD(apply);
@@ -40,19 +43,20 @@ public:
 
     bool enabled() const { return on_; }
 
-    // Schedule the value `v` from simulated time `at` on (now if `at` is in the past).
-    void set(const T& v, const sc_core::sc_time& at) {
+protected:
+    // Schedules `e` for simulated time `at` (now if `at` is in the past).
+    void post(const Event& e, const sc_core::sc_time& at) {
         if (!on_) return;
-        pending_.emplace(at, v);
+        pending_.emplace(at, e);
         notify_next();
     }
 
 private:
     void apply() {
-        const auto now = sc_core::sc_time_stamp();
-        auto end = pending_.upper_bound(now);
-        if (end != pending_.begin()) signal_.write(std::prev(end)->second);
+        auto end = pending_.upper_bound(sc_core::sc_time_stamp());
+        for (auto it = pending_.begin(); it != end; ++it) Fold::apply(state_, it->second);
         pending_.erase(pending_.begin(), end);
+        signal_.write(Fold::value(state_));
         notify_next();
     }
     void notify_next() {
@@ -63,9 +67,44 @@ private:
     }
 
     bool on_;
+    State state_;
     sc_core::sc_signal<T> signal_;
     sc_core::sc_event wake_;
-    std::multimap<sc_core::sc_time, T> pending_;
+    std::multimap<sc_core::sc_time, Event> pending_;
+};
+
+template <class T>
+struct LastValue {
+    static void apply(T& s, const T& e) { s = e; }
+    static T value(const T& s) { return s; }
+};
+
+// A value (a die's state, a queue depth): the latest one set wins.
+template <class T>
+class Probe : public ScheduledSignal<T, T, T, LastValue<T>> {
+public:
+    Probe(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name, T initial = T())
+        : ScheduledSignal<T, T, T, LastValue<T>>(name, waves, trace_name, initial) {}
+    // The value `v` from simulated time `at` on (now if `at` is in the past).
+    void set(const T& v, const sc_core::sc_time& at) { this->post(v, at); }
+};
+
+struct BusyCount {
+    static void apply(int& s, const int& e) { s += e; }
+    static bool value(const int& s) { return s > 0; }
+};
+
+// A busy flag driven by busy intervals, which may be reported out of time order, touch or
+// overlap: high while any interval covers the time.
+class BusyProbe : public ScheduledSignal<bool, int, int, BusyCount> {
+public:
+    BusyProbe(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name)
+        : ScheduledSignal<bool, int, int, BusyCount>(name, waves, trace_name, 0) {}
+    void busy(const sc_core::sc_time& start, const sc_core::sc_time& end) {
+        if (end <= start) return;
+        post(+1, start);
+        post(-1, end);
+    }
 };
 
 }  // namespace canopy::core

@@ -29,7 +29,7 @@ public:
 private:
     std::string name_;
     double ns_per_cycle_, ns_per_byte_;
-    core::Probe<bool> busy_probe_;
+    core::BusyProbe busy_probe_;
     core::SharedResource res_;
     core::Counter &bytes_in_, &bytes_out_;
     int track_;

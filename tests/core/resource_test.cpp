@@ -67,7 +67,7 @@ TEST(CoreResource, ZeroDuration) {
     auto z = r.reserve(ns(5), SC_ZERO_TIME);
     EXPECT_EQ(z.start, ns(5));
     EXPECT_EQ(z.end, ns(5));
-    EXPECT_EQ(r.free_at(), ns(5));
+    EXPECT_EQ(r.free_at(), SC_ZERO_TIME);  // a zero-length grant holds nothing
     // While busy, a zero-length request still waits its turn, and frees nothing early.
     r.reserve(ns(10), ns(20));
     auto w = r.reserve(ns(15), SC_ZERO_TIME);
@@ -76,22 +76,54 @@ TEST(CoreResource, ZeroDuration) {
     EXPECT_EQ(r.free_at(), ns(30));
 }
 
-TEST(CoreResource, GrantsFollowCallOrder) {
-    // A request made later but timestamped earlier is granted after the one already made.
+TEST(CoreResource, EarlierRequestMadeLaterFillsAnIdleGap) {
+    // A request made later in call order but for an earlier time takes the idle slot before the
+    // grant already made, as an arbiter seeing both in time order would.
     SharedResource r;
     r.reserve(ns(100), ns(10));
     auto g = r.reserve(ns(0), ns(10));
+    EXPECT_EQ(g.start, ns(0));
+    EXPECT_EQ(g.end, ns(10));
+    EXPECT_EQ(r.free_at(), ns(110));
+}
+
+TEST(CoreResource, GapTooShortIsSkipped) {
+    // Busy [0,10) and [30,40): a 15 ns request at 5 fits in [10,30); a 25 ns one does not and
+    // goes after 40.
+    SharedResource r;
+    r.reserve(ns(0), ns(10));
+    r.reserve(ns(30), ns(10));
+    auto fits = r.reserve(ns(5), ns(15));
+    EXPECT_EQ(fits.start, ns(10));
+    EXPECT_EQ(fits.end, ns(25));
+    auto late = r.reserve(ns(5), ns(25));
+    EXPECT_EQ(late.start, ns(40));
+    EXPECT_EQ(late.end, ns(65));
+    // [0,25) and [30,65) remain: the touching grants merged.
+    EXPECT_EQ(r.intervals(), 2u);
+    EXPECT_TRUE(r.busy_at(ns(24)));
+    EXPECT_FALSE(r.busy_at(ns(27)));
+}
+
+TEST(CoreResource, RequestInsideABusyIntervalWaitsForItsEnd) {
+    SharedResource r;
+    r.reserve(ns(100), ns(10));
+    auto g = r.reserve(ns(95), ns(10));  // would overlap [100,110)
     EXPECT_EQ(g.start, ns(110));
-    EXPECT_EQ(g.end, ns(120));
+    auto h = r.reserve(ns(105), ns(1));
+    EXPECT_EQ(h.start, ns(120));
 }
 
 TEST(CoreResource, SubNanosecondTimesAreExact) {
     SharedResource r;
     auto a = r.reserve(sc_time(1, sc_core::SC_PS), sc_time(1500, sc_core::SC_PS));
-    auto b = r.reserve(SC_ZERO_TIME, sc_time(1, sc_core::SC_PS));
+    auto b = r.reserve(SC_ZERO_TIME, sc_time(2, sc_core::SC_PS));  // too long for [0, 1 ps)
+    auto c = r.reserve(SC_ZERO_TIME, sc_time(1, sc_core::SC_PS));  // fits exactly
     EXPECT_EQ(a.end, sc_time(1501, sc_core::SC_PS));
     EXPECT_EQ(b.start, sc_time(1501, sc_core::SC_PS));
-    EXPECT_EQ(b.end, sc_time(1502, sc_core::SC_PS));
+    EXPECT_EQ(b.end, sc_time(1503, sc_core::SC_PS));
+    EXPECT_EQ(c.start, SC_ZERO_TIME);
+    EXPECT_EQ(c.end, sc_time(1, sc_core::SC_PS));
 }
 
 TEST(CoreResource, BusyAt) {

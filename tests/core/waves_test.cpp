@@ -282,7 +282,7 @@ TEST(CoreWaves, SharedResourceDrivesBusyProbe) {
     const std::string path = dir.file("busy.vcd");
     Waves waves;
     waves.open(path);
-    Probe<bool> busy("busy", waves, "link.up.busy");
+    canopy::core::BusyProbe busy("busy", waves, "link.up.busy");
     canopy::core::SharedResource r(nullptr, &busy);
     // [0,100) and [100,150) back to back: busy stays high across the boundary.
     r.reserve(sc_time(0, SC_NS), sc_time(100, SC_NS));
@@ -295,4 +295,20 @@ TEST(CoreWaves, SharedResourceDrivesBusyProbe) {
     waves.close();
     Vcd vcd = parse_vcd(path);
     EXPECT_EQ(vcd.trace("link.up.busy"), (Trace{{0, 1}, {150, 0}, {300, 1}, {320, 0}}));
+}
+
+TEST(CoreWaves, BusyProbeHoldsAcrossTouchingIntervalsReportedOutOfOrder) {
+    TempDir dir;
+    const std::string path = dir.file("order.vcd");
+    Waves waves;
+    waves.open(path);
+    canopy::core::BusyProbe busy("busy", waves, "bus.busy");
+    // [50,80) reported before [20,50) and the overlapping [70,90): one pulse from 20 to 90.
+    busy.busy(sc_time(50, SC_NS), sc_time(80, SC_NS));
+    busy.busy(sc_time(20, SC_NS), sc_time(50, SC_NS));
+    busy.busy(sc_time(70, SC_NS), sc_time(90, SC_NS));
+    busy.busy(sc_time(200, SC_NS), sc_time(200, SC_NS));  // empty: no pulse
+    sc_core::sc_start(1, sc_core::SC_US);
+    waves.close();
+    EXPECT_EQ(parse_vcd(path).trace("bus.busy"), (Trace{{0, 0}, {20, 1}, {90, 0}}));
 }
