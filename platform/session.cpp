@@ -1,5 +1,6 @@
 #include "platform/session.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -63,8 +64,10 @@ int run_session(const RunOptions& opt) {
     services.waves.close();
 
     if (!opt.quiet) {
-        std::cout << "\nsimulated " << end.to_seconds() * 1e3 << " ms in " << progress.wall_seconds()
-                  << " s wall" << (cfg.nand.functional ? "" : " (timing-only: no data kept)") << "\n";
+        char line[160];
+        std::snprintf(line, sizeof line, "\nsimulated %.3f ms in %.2f s wall%s\n", end.to_seconds() * 1e3,
+                      progress.wall_seconds(), cfg.nand.functional ? "" : " (timing-only: no data kept)");
+        std::cout << line;
         services.stats.print_summary(std::cout, elapsed_ns);
         std::cout << "wrote " << opt.out_dir << "/stats.json" << (opt.vcd ? ", waves.vcd" : "")
                   << (opt.trace ? ", trace.json" : "") << "\n";

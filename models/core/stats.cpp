@@ -1,6 +1,7 @@
 #include "core/stats.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -20,6 +21,24 @@ static std::string fmt(double v, const std::string& unit = "") {
 
 std::string Counter::summary(double) const { return std::to_string(value_); }
 std::string Sum::summary(double) const { return fmt(value_, unit()); }
+
+template <class T>
+static const T& as(const Stat* s) {
+    return static_cast<const T&>(*s);
+}
+static std::string over(size_t n) { return " over " + std::to_string(n); }
+
+std::string Counter::group_summary(const std::vector<const Stat*>& g, double) const {
+    uint64_t total = 0;
+    for (const Stat* s : g) total += as<Counter>(s).value();
+    return "total " + std::to_string(total) + over(g.size());
+}
+
+std::string Sum::group_summary(const std::vector<const Stat*>& g, double) const {
+    double total = 0;
+    for (const Stat* s : g) total += as<Sum>(s).value();
+    return "total " + fmt(total, unit()) + over(g.size());
+}
 
 Distribution::Distribution(std::string name, std::string unit, std::string desc)
     : Stat(std::move(name), std::move(unit), std::move(desc)),
@@ -83,6 +102,18 @@ std::string Distribution::summary(double) const {
            fmt(percentile(99), unit());
 }
 
+std::string Distribution::group_summary(const std::vector<const Stat*>& g, double) const {
+    uint64_t n = 0;
+    double sum = 0, mx = 0;
+    for (const Stat* s : g) {
+        const auto& d = as<Distribution>(s);
+        n += d.count(), sum += d.mean() * double(d.count()), mx = std::max(mx, d.max());
+    }
+    if (!n) return "no samples" + over(g.size());
+    return "n " + std::to_string(n) + ", mean " + fmt(sum / double(n), unit()) + ", max " + fmt(mx, unit()) +
+           over(g.size());
+}
+
 void Occupancy::occupy(double wait_ns, double busy_ns) {
     ++grants_;
     wait_ns_ += wait_ns;
@@ -107,6 +138,13 @@ Json Occupancy::to_json(double elapsed_ns) const {
 std::string Occupancy::summary(double elapsed_ns) const {
     return "util " + fmt(100.0 * per_time(busy_ns_, elapsed_ns)) + "%, " +
            std::to_string(grants_) + " grants";
+}
+
+std::string Occupancy::group_summary(const std::vector<const Stat*>& g, double elapsed_ns) const {
+    double e = elapsed_ns > 0 ? elapsed_ns : 1, busy = 0, most = 0;
+    for (const Stat* s : g) busy += as<Occupancy>(s).busy_ns(), most = std::max(most, as<Occupancy>(s).busy_ns());
+    return "util mean " + fmt(100.0 * busy / double(g.size()) / e) + "%, max " + fmt(100.0 * most / e) + "%" +
+           over(g.size());
 }
 
 template <class T, class... A>
@@ -168,16 +206,42 @@ void StatsRegistry::write_json(const std::string& path, const Json& header, doub
 }
 
 void StatsRegistry::print_summary(std::ostream& os, double elapsed_ns) const {
+    // Group by the module name with its numbers starred, then by statistic name, in first-seen order.
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const Stat*>> groups;
+    for (const auto& [module, list] : modules_) {
+        std::string pattern;
+        for (size_t i = 0; i < module.size(); ++i) {
+            if (std::isdigit(static_cast<unsigned char>(module[i]))) {
+                while (i + 1 < module.size() && std::isdigit(static_cast<unsigned char>(module[i + 1]))) ++i;
+                pattern += '*';
+            } else {
+                pattern += module[i];
+            }
+        }
+        for (const auto& e : list) {
+            if (!e.key) continue;
+            std::string k = pattern + "." + e.stat->name();
+            auto& g = groups[k];
+            if (g.empty()) order.push_back(k);
+            g.push_back(e.stat.get());
+        }
+    }
     std::vector<std::pair<std::string, std::string>> rows;
     size_t w = 0;
-    for (const auto& [module, list] : modules_)
-        for (const auto& e : list)
-            if (e.key) {
-                rows.emplace_back(module + "." + e.stat->name(), e.stat->summary(elapsed_ns));
-                w = std::max(w, rows.back().first.size());
-            }
+    for (const auto& k : order) {
+        const auto& g = groups[k];
+        // A lone member keeps its real name.
+        std::string name = k;
+        if (g.size() == 1)
+            for (const auto& [module, list] : modules_)
+                for (const auto& e : list)
+                    if (e.stat.get() == g[0]) name = module + "." + e.stat->name();
+        rows.emplace_back(name, g.size() == 1 ? g[0]->summary(elapsed_ns) : g[0]->group_summary(g, elapsed_ns));
+        w = std::max(w, name.size());
+    }
     const auto flags = os.flags();
-    for (const auto& [k, v] : rows) os << "  " << std::left << std::setw(int(w)) << k << "  " << v << "\n";
+    for (const auto& [name, value] : rows) os << "  " << std::left << std::setw(int(w)) << name << "  " << value << "\n";
     os.flags(flags);
 }
 

@@ -26,6 +26,8 @@ public:
     virtual Json to_json(double elapsed_ns) const = 0;
     // One short value for the terminal summary.
     virtual std::string summary(double elapsed_ns) const = 0;
+    // The same for a group of like statistics of like modules (nand.ch*.die*), all of this type.
+    virtual std::string group_summary(const std::vector<const Stat*>& group, double elapsed_ns) const = 0;
     const std::string& name() const { return name_; }
     const std::string& unit() const { return unit_; }
     const std::string& description() const { return desc_; }
@@ -41,6 +43,7 @@ public:
     uint64_t value() const { return value_; }
     Json to_json(double) const override { return value_; }
     std::string summary(double) const override;
+    std::string group_summary(const std::vector<const Stat*>& g, double) const override;
 
 private:
     uint64_t value_ = 0;
@@ -54,6 +57,7 @@ public:
     double value() const { return value_; }
     Json to_json(double) const override { return value_; }
     std::string summary(double) const override;
+    std::string group_summary(const std::vector<const Stat*>& g, double) const override;
 
 private:
     double value_ = 0;
@@ -76,6 +80,7 @@ public:
     double percentile(double p) const;  // p in [0, 100]
     Json to_json(double) const override;
     std::string summary(double) const override;
+    std::string group_summary(const std::vector<const Stat*>& g, double) const override;
 
 private:
     using Axis = boost::histogram::axis::regular<double, boost::histogram::axis::transform::log>;
@@ -96,6 +101,7 @@ public:
     double wait_ns() const { return wait_ns_; }
     Json to_json(double elapsed_ns) const override;
     std::string summary(double elapsed_ns) const override;
+    std::string group_summary(const std::vector<const Stat*>& g, double elapsed_ns) const override;
 
 private:
     uint64_t grants_ = 0;
@@ -120,7 +126,8 @@ public:
     // `header` holds run-level facts (version, seed, sim time) written first.
     Json to_json(const Json& header, double elapsed_ns) const;
     void write_json(const std::string& path, const Json& header, double elapsed_ns) const;
-    // The key statistics as an aligned table.
+    // The key statistics as an aligned table; like statistics of modules whose names differ only
+    // in numbers (nand.ch0.die3, nand.ch1.die0) share one row: "nand.ch*.die*.energy".
     void print_summary(std::ostream& os, double elapsed_ns) const;
 
 private:

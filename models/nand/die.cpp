@@ -336,13 +336,20 @@ sc_time Die::execute(CommandExt& c, uint8_t* data, uint32_t length, const sc_tim
     std::string err = decode(c, length, d);
     if (err.empty()) err = check(d, data);
     if (!err.empty()) {
-        // Refused: the cycles were on the bus, nothing else happens but the FAIL bit.
+        // Refused: the cycles were on the bus, nothing else happens but the FAIL bit. The
+        // controller has sent every command and address cycle and the data-in bytes it had.
         c.op = d.op;
         c.error = "nand " + path_ + ": " + (d.op == OpKind::None ? "" : std::string(op_name(d.op)) + ": ") + err;
         failed_ = true;
         c.status = status_at(at) | status::kFail;
         refused_.add();
-        auto g = bus_.transfer(at, c.n_cycles, 0, SC_ZERO_TIME, false);
+        uint32_t cycles = 0;
+        uint64_t din = 0;
+        for (uint32_t i = 0; i < c.n_cycles; ++i) {
+            if (c.cycles[i].kind == Cycle::Cmd || c.cycles[i].kind == Cycle::Addr) ++cycles;
+            if (c.cycles[i].kind == Cycle::DataIn) din += c.cycles[i].length;
+        }
+        auto g = bus_.transfer(at, cycles, std::min<uint64_t>(din, length), SC_ZERO_TIME, false);
         c.done_ps = uint64_t(g.end.value());
         return g.end;
     }

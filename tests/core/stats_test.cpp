@@ -457,6 +457,34 @@ TEST(CoreStats, PrintSummaryShowsOnlyKeyStats) {
     EXPECT_EQ(lines[2].substr(col), "7") << s;
 }
 
+TEST(CoreStats, PrintSummaryGroupsLikeModules) {
+    // 2 channels x 2 dies: one row per statistic, aggregated; lone modules keep their names.
+    StatsRegistry r;
+    for (int ch = 0; ch < 2; ++ch)
+        for (int d = 0; d < 2; ++d) {
+            std::string m = "nand.ch" + std::to_string(ch) + ".die" + std::to_string(d + 10);
+            r.sum(m, "energy", "uJ", "", true).add(1.5 * (ch * 2 + d + 1));   // 1.5 + 3 + 4.5 + 6
+            r.counter(m, "reads", "", true).add(uint64_t(ch * 2 + d));         // 0 + 1 + 2 + 3
+            r.occupancy(m, "array", "", true).occupy(0, 10.0 * (ch * 2 + d + 1));  // 10..40 of 100
+            r.distribution(m, "lat", "us", "", true).sample(double(ch * 2 + d + 1));
+        }
+    r.counter("scenario", "wrong_bits", "", true).add(0);
+    std::ostringstream os;
+    r.print_summary(os, 100);
+    const std::string s = os.str();
+    EXPECT_TRUE(contains(s, "nand.ch*.die*.energy")) << s;
+    EXPECT_TRUE(contains(s, "total 15 uJ over 4")) << s;
+    EXPECT_TRUE(contains(s, "total 6 over 4")) << s;
+    EXPECT_TRUE(contains(s, "util mean 25%, max 40% over 4")) << s;
+    EXPECT_TRUE(contains(s, "n 4, mean 2.5 us, max 4 us over 4")) << s;
+    EXPECT_TRUE(contains(s, "scenario.wrong_bits")) << s;
+    EXPECT_FALSE(contains(s, "nand.ch0")) << s;
+    std::istringstream in(s);
+    int lines = 0;
+    for (std::string l; std::getline(in, l);) ++lines;
+    EXPECT_EQ(lines, 5);
+}
+
 TEST(CoreStats, PrintSummaryLeavesStreamFormatting) {
     StatsRegistry r;
     r.counter("m", "c", "", true).add(1);

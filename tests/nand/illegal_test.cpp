@@ -246,15 +246,28 @@ TEST_F(NandIllegal, FailBitReportsTheLastOperation) {
     EXPECT_EQ(bench.counter(1, "refused"), 0u);
 }
 
-TEST_F(NandIllegal, RefusedCommandOnlyTakesItsBusCycles) {
+TEST_F(NandIllegal, RefusedCommandOnlyTakesItsBusPhase) {
     put(pa(0, 0, 0, 0));
+    const Timing& t = bench.cfg().timing;
+    // A program refused at its confirm cycle: its 8 cycles and 576 data bytes were on the bus.
     CommandExt c;
     seq::program(c, bench.codec(), {pa(0, 0, 0, 0)}, CellMode::Esp, false, uint32_t(n));
-    const sc_core::sc_time at = bench.now + sc_core::sc_time(1, sc_core::SC_MS);
+    sc_core::sc_time at = bench.now + sc_core::sc_time(1, sc_core::SC_MS);
     Outcome o = bench.send_at(c, random_page(g, n), at);
     ASSERT_FALSE(o.ok());
-    EXPECT_NEAR(o.latency_ns(), c.n_cycles * bench.cfg().timing.t_cmd_cycle_ns, 1e-3);
+    EXPECT_NEAR(o.latency_ns(), bus_ns(t, 8, n), 1e-3);
     EXPECT_EQ(o.energy_pj, 0.0);
+    // Data phases longer than the payload: only the bytes the payload had.
+    at = o.done + sc_core::sc_time(1, sc_core::SC_MS);
+    o = bench.send_at(c, Page(100), at);
+    ASSERT_FALSE(o.ok());
+    EXPECT_NEAR(o.latency_ns(), bus_ns(t, 8, 100), 1e-3);
+    // An MWS: command and address cycles only.
+    seq::mws(c, bench.codec(), 0, 0, kRead, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}});
+    at = o.done + sc_core::sc_time(1, sc_core::SC_MS);
+    o = bench.send_at(c, {}, at);
+    ASSERT_FALSE(o.ok());
+    EXPECT_NEAR(o.latency_ns(), bus_ns(t, 51, 0), 1e-3);
     // The array stays free: a read right after completes in its normal time.
     CommandExt r;
     seq::read(r, bench.codec(), {pa(0, 0, 0, 0)});
