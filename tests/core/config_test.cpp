@@ -2,6 +2,8 @@
 // that binds typed, range-checked fields, plus dump_params.
 #include <gtest/gtest.h>
 
+#include "../temp_dir.hpp"
+
 #include <unistd.h>
 #include <algorithm>
 #include <cstdint>
@@ -21,33 +23,11 @@ using canopy::core::dump_params;
 using canopy::core::ParamInfo;
 using canopy::core::Params;
 
+using canopy_test::TempDir;
+using canopy_test::read_text;
+
 namespace {
 
-// A per-test scratch directory (tests may run in parallel processes).
-class TempDir {
-public:
-    TempDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        path_ = fs::temp_directory_path() / ("canopy_core_" + std::string(info->test_suite_name()) +
-                                             "_" + info->name() + "_" + std::to_string(getpid()));
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    std::string write(const std::string& name, const std::string& text) const {
-        std::string p = (path_ / name).string();
-        std::ofstream(p, std::ios::binary) << text;
-        return p;
-    }
-    std::string file(const std::string& name) const { return (path_ / name).string(); }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
 
 // A config with one field of each kind, spread over nested scopes like a real model's.
 struct TestConfig {

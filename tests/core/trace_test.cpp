@@ -2,6 +2,8 @@
 // hop and s/f flow pairs linking the hops of one request.
 #include <gtest/gtest.h>
 
+#include "../temp_dir.hpp"
+
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
@@ -22,34 +24,12 @@ using sc_core::SC_PS;
 using sc_core::sc_time;
 using sc_core::SC_US;
 
+using canopy_test::TempDir;
+using canopy_test::read_text;
+
 namespace {
 
-class TempDir {
-public:
-    TempDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        path_ = fs::temp_directory_path() / ("canopy_core_" + std::string(info->test_suite_name()) +
-                                             "_" + info->name() + "_" + std::to_string(getpid()));
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    std::string file(const std::string& name) const { return (path_ / name).string(); }
-    const fs::path& path() const { return path_; }
 
-private:
-    fs::path path_;
-};
-
-std::string read_text(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
 
 // Parses the trace and checks the fields every event must have.
 json load_trace(const std::string& path) {

@@ -3,6 +3,8 @@
 // Each test runs in its own process, so each may elaborate and call sc_start once.
 #include <gtest/gtest.h>
 
+#include "../temp_dir.hpp"
+
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
@@ -20,27 +22,11 @@ using canopy::core::Waves;
 using sc_core::SC_NS;
 using sc_core::sc_time;
 
+using canopy_test::TempDir;
+using canopy_test::read_text;
+
 namespace {
 
-class TempDir {
-public:
-    TempDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        path_ = fs::temp_directory_path() / ("canopy_core_" + std::string(info->test_suite_name()) +
-                                             "_" + info->name() + "_" + std::to_string(getpid()));
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    std::string file(const std::string& name) const { return (path_ / name).string(); }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
 
 // A parsed VCD: the declared variables (by full dotted scope name) and their value changes.
 struct Vcd {

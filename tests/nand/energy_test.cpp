@@ -8,12 +8,14 @@ namespace canopy::nand::test {
 namespace {
 
 class NandEnergy : public ::testing::Test {
-protected:
+  protected:
     explicit NandEnergy(const NandConfig& cfg = small_config()) : bench(cfg) {
         bench.program_blocks(stored, 0, 0, 0, 4, 48, CellMode::Esp,
                              [&](uint32_t, uint32_t wl) { return Page(n, uint8_t(wl)); });
     }
-    double io(uint32_t cycles, uint64_t bytes = 0) const { return P.io_pj_per_byte * double(cycles + bytes); }
+    double io(uint32_t cycles, uint64_t bytes = 0) const {
+        return P.io_pj_per_byte * double(cycles + bytes);
+    }
     double read_pj() const { return P.p_read_mw * T.t_read_slc_us * 1e3; }  // mW x us = nJ
 
     Bench bench;
@@ -35,7 +37,10 @@ TEST_F(NandEnergy, ReadIsReadPowerTimesTr) {
 TEST_F(NandEnergy, ProgramAndEraseEnergy) {
     const Page p(n, 0x33);
     for (CellMode m : {CellMode::Slc, CellMode::Mlc, CellMode::Tlc, CellMode::Esp}) {
-        const double t = m == CellMode::Slc ? 200 : m == CellMode::Mlc ? 500 : m == CellMode::Tlc ? 700 : 400;
+        const double t = m == CellMode::Slc   ? 200
+                         : m == CellMode::Mlc ? 500
+                         : m == CellMode::Tlc ? 700
+                                              : 400;
         Outcome o = bench.program(pa(1, 0, uint32_t(m), 0), p, m);
         ASSERT_TRUE(o.ok()) << o.error;
         const uint32_t prefixes = m == CellMode::Tlc ? 0 : 1;
@@ -52,8 +57,10 @@ TEST(NandEnergyCurve, MwsPowerFactorFollowsFigure14) {
     EXPECT_DOUBLE_EQ(mws_power_factor(p, 1, 2, 48), 1.34);  // +34% at 2 blocks
     EXPECT_DOUBLE_EQ(mws_power_factor(p, 1, 4, 48), 1.80);  // about +80% at 4 blocks
     EXPECT_NEAR(mws_power_factor(p, 1, 3, 48), 1.57, 1e-12);
-    for (uint32_t b = 1; b <= 4; ++b) EXPECT_LT(mws_power_factor(p, 1, b, 48), p.erase_vs_read) << b;
-    for (uint32_t b = 5; b <= 32; ++b) EXPECT_GT(mws_power_factor(p, 1, b, 48), p.erase_vs_read) << b;
+    for (uint32_t b = 1; b <= 4; ++b)
+        EXPECT_LT(mws_power_factor(p, 1, b, 48), p.erase_vs_read) << b;
+    for (uint32_t b = 5; b <= 32; ++b)
+        EXPECT_GT(mws_power_factor(p, 1, b, 48), p.erase_vs_read) << b;
     for (uint32_t b = 2; b <= 32; ++b)
         EXPECT_GT(mws_power_factor(p, 1, b, 48), mws_power_factor(p, 1, b - 1, 48)) << b;
     // Intra-block: VREF instead of VPASS on the selected wordlines, never above a read.
@@ -79,7 +86,7 @@ TEST_F(NandEnergy, FourBlockMwsSavesAbout53PercentOverFourReads) {
 }
 
 class NandEnergyFixed : public NandEnergy {
-protected:
+  protected:
     static NandConfig fixed() {
         NandConfig c = small_config();
         c.timing.mws_fixed_latency = true;

@@ -9,7 +9,7 @@ namespace canopy::nand::test {
 namespace {
 
 class NandIllegal : public ::testing::Test {
-protected:
+  protected:
     explicit NandIllegal(const NandConfig& cfg = small_config()) : bench(cfg) {}
 
     CommandExt start(uint32_t die = 0) {
@@ -117,8 +117,8 @@ TEST_F(NandIllegal, ProgramToANonErasedPage) {
     EXPECT_EQ(o.op, OpKind::Program);
     EXPECT_EQ(bench.read_page(pa(0, 0, 2, 3)), p);
     // Multi-plane: one programmed page refuses the whole command, the other plane stays erased.
-    o = bench.program_planes({pa(0, 0, 2, 3), pa(0, 1, 2, 3)}, {random_page(g, n), random_page(g, n)},
-                             CellMode::Esp);
+    o = bench.program_planes({pa(0, 0, 2, 3), pa(0, 1, 2, 3)},
+                             {random_page(g, n), random_page(g, n)}, CellMode::Esp);
     EXPECT_TRUE(bench.refused(o, 0, "plane 0: wordline 3 of block 2 is not erased"));
     EXPECT_TRUE(erased(pa(0, 1, 2, 3)));
 }
@@ -129,8 +129,8 @@ TEST_F(NandIllegal, MultiLevelProgramOutOfWordlineOrder) {
         SCOPED_TRACE(mode_name(m));
         put(pa(0, 0, b, 5), m);
         Outcome o = bench.program(pa(0, 0, b, 3), random_page(g, n), m);
-        EXPECT_TRUE(bench.refused(o, 0, std::string(mode_name(m)) +
-                                            " programs wordlines in order: wordline 3 after 5"));
+        EXPECT_TRUE(bench.refused(
+            o, 0, std::string(mode_name(m)) + " programs wordlines in order: wordline 3 after 5"));
         EXPECT_TRUE(erased(pa(0, 0, b, 3)));
         EXPECT_TRUE(bench.program(pa(0, 0, b, 6), random_page(g, n), m).ok());
     }
@@ -143,16 +143,18 @@ TEST_F(NandIllegal, MultiLevelProgramOutOfWordlineOrder) {
 TEST_F(NandIllegal, ProgramModeMismatchWithinABlock) {
     // SLC block: a TLC or MLC page is refused, an ESP page (also one bit per cell) is not.
     put(pa(0, 0, 6, 0), CellMode::Slc);
-    EXPECT_TRUE(bench.refused(bench.program(pa(0, 0, 6, 1), random_page(g, n), CellMode::Tlc), 0,
-                              "block 6 holds SLC pages since its erase; erase it before programming TLC"));
+    EXPECT_TRUE(
+        bench.refused(bench.program(pa(0, 0, 6, 1), random_page(g, n), CellMode::Tlc), 0,
+                      "block 6 holds SLC pages since its erase; erase it before programming TLC"));
     EXPECT_TRUE(bench.refused(bench.program(pa(0, 0, 6, 1), random_page(g, n), CellMode::Mlc), 0,
                               "erase it before programming MLC"));
     EXPECT_TRUE(erased(pa(0, 0, 6, 1)));
     EXPECT_TRUE(bench.program(pa(0, 0, 6, 1), random_page(g, n), CellMode::Esp).ok());
     // MLC block: TLC and SLC pages are refused.
     put(pa(0, 0, 7, 0), CellMode::Mlc);
-    EXPECT_TRUE(bench.refused(bench.program(pa(0, 0, 7, 1), random_page(g, n), CellMode::Tlc), 0,
-                              "block 7 holds MLC pages since its erase; erase it before programming TLC"));
+    EXPECT_TRUE(
+        bench.refused(bench.program(pa(0, 0, 7, 1), random_page(g, n), CellMode::Tlc), 0,
+                      "block 7 holds MLC pages since its erase; erase it before programming TLC"));
     EXPECT_TRUE(bench.refused(bench.program(pa(0, 0, 7, 1), random_page(g, n), CellMode::Slc), 0,
                               "erase it before programming SLC"));
     EXPECT_TRUE(erased(pa(0, 0, 7, 1)));
@@ -189,7 +191,8 @@ TEST_F(NandIllegal, MultiWordlineSensingOfMultiLevelPages) {
         EXPECT_TRUE(bench.refused(bench.mws(0, 0, kRead, {{b, 3}}), 0,
                                   "multi-wordline sensing needs SLC or ESP pages"));
         // One multi-level wordline in an inter-block MWS is refused too.
-        EXPECT_TRUE(bench.refused(bench.mws(0, 0, kRead, {{11, 1}, {b, 1}}), 0, "needs SLC or ESP"));
+        EXPECT_TRUE(
+            bench.refused(bench.mws(0, 0, kRead, {{11, 1}, {b, 1}}), 0, "needs SLC or ESP"));
         EXPECT_EQ(bench.c_latch(), y);
         // A single wordline is an ordinary (inverse) read.
         EXPECT_TRUE(bench.mws(0, 0, kInverseRead, {{b, 2}}).ok());
@@ -198,13 +201,17 @@ TEST_F(NandIllegal, MultiWordlineSensingOfMultiLevelPages) {
 
 TEST_F(NandIllegal, MwsSlotRules) {
     put(pa(0, 0, 0, 0));
-    EXPECT_TRUE(bench.refused(bench.mws(0, 0, kRead, {{0, 1}, {0, 2}}), 0, "block 0 appears in two MWS slots"));
-    EXPECT_TRUE(bench.refused(bench.mws(0, 0, kRead, {{0, 0}}), 0, "slot 0 (block 0) selects no wordline"));
+    EXPECT_TRUE(bench.refused(bench.mws(0, 0, kRead, {{0, 1}, {0, 2}}), 0,
+                              "block 0 appears in two MWS slots"));
+    EXPECT_TRUE(
+        bench.refused(bench.mws(0, 0, kRead, {{0, 0}}), 0, "slot 0 (block 0) selects no wordline"));
 }
 
 TEST_F(NandIllegal, UnsupportedFeatureAndInvalidEspFactor) {
-    EXPECT_TRUE(bench.refused(bench.set_feature(0, 0x42, {1, 0, 0, 0}), 0, "feature address 42h is not supported"));
-    EXPECT_TRUE(bench.refused(bench.get_feature(0, 0x42), 0, "feature address 42h is not supported"));
+    EXPECT_TRUE(bench.refused(bench.set_feature(0, 0x42, {1, 0, 0, 0}), 0,
+                              "feature address 42h is not supported"));
+    EXPECT_TRUE(
+        bench.refused(bench.get_feature(0, 0x42), 0, "feature address 42h is not supported"));
     for (uint8_t p1 : {uint8_t(0), uint8_t(9), uint8_t(41), uint8_t(255)}) {
         Outcome o = bench.set_feature(0, feature::kEspFactor, {p1, 7, 7, 7});
         EXPECT_TRUE(bench.refused(o, 0, "ESP factor P1 = " + std::to_string(p1)));
@@ -219,7 +226,8 @@ TEST_F(NandIllegal, ChipEnableBeyondTheChannelsDies) {
     seq::read_status(c, 2);
     Outcome o = bench.send(c, Page(1, 0));
     EXPECT_EQ(o.response, tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    EXPECT_NE(o.error.find("chip enable 2 selects no die (the channel has 2)"), std::string::npos) << o.error;
+    EXPECT_NE(o.error.find("chip enable 2 selects no die (the channel has 2)"), std::string::npos)
+        << o.error;
     EXPECT_TRUE(o.status & status::kFail);
     // A payload without a command is a generic error.
     tlm::tlm_generic_payload gp;
@@ -298,99 +306,190 @@ TEST_F(NandIllegal, MalformedSequences) {
         {"address first", [](CommandExt& c) { c.addr(0).cmd(op::kReadStatus); }, 0,
          "cycle 0: a sequence must start with a command cycle"},
         {"unknown opcode", [](CommandExt& c) { c.cmd(0x42); }, 0, "cycle 0: unknown command 42h"},
-        {"read without 30h", [&](CommandExt& c) { c.cmd(op::kRead1); column(c, 0); row(c, 0, 0, 0, 0); }, 0,
-         "expected 30h, 31h or 32h to end the read address"},
+        {"read without 30h",
+         [&](CommandExt& c) {
+             c.cmd(op::kRead1);
+             column(c, 0);
+             row(c, 0, 0, 0, 0);
+         },
+         0, "expected 30h, 31h or 32h to end the read address"},
         {"read with 4 address cycles",
-         [&](CommandExt& c) { c.cmd(op::kRead1); column(c, 0); c.addr(0).addr(0).cmd(op::kRead2); }, 0,
-         "cycle 5: expected 5 address cycles after 00h, got 4"},
+         [&](CommandExt& c) {
+             c.cmd(op::kRead1);
+             column(c, 0);
+             c.addr(0).addr(0).cmd(op::kRead2);
+         },
+         0, "cycle 5: expected 5 address cycles after 00h, got 4"},
         {"multi-plane read without the second 00h",
          [&](CommandExt& c) {
-             c.cmd(op::kRead1); column(c, 0); row(c, 0, 0, 0, 0);
+             c.cmd(op::kRead1);
+             column(c, 0);
+             row(c, 0, 0, 0, 0);
              c.cmd(op::kReadMultiPlane).cmd(op::kRead2);
-         }, 0, "expected command 00h after 32h"},
+         },
+         0, "expected command 00h after 32h"},
         {"cache read over two planes",
          [&](CommandExt& c) {
-             c.cmd(op::kRead1); column(c, 0); row(c, 0, 0, 0, 0);
-             c.cmd(op::kReadMultiPlane).cmd(op::kRead1); column(c, 0); row(c, 0, 1, 0, 0);
+             c.cmd(op::kRead1);
+             column(c, 0);
+             row(c, 0, 0, 0, 0);
+             c.cmd(op::kReadMultiPlane).cmd(op::kRead1);
+             column(c, 0);
+             row(c, 0, 1, 0, 0);
              c.cmd(op::kReadCacheRandom);
-         }, 0, "expected 30h, 31h or 32h"},
-        {"program without 10h", [&](CommandExt& c) { prog(c, 0); c.data_in(uint32_t(n)); },
+         },
+         0, "expected 30h, 31h or 32h"},
+        {"program without 10h",
+         [&](CommandExt& c) {
+             prog(c, 0);
+             c.data_in(uint32_t(n));
+         },
          uint32_t(n), "expected command 10h after the program data"},
         {"program with 3 address cycles",
-         [&](CommandExt& c) { c.cmd(op::kProgram1); column(c, 0); c.addr(0).data_in(8).cmd(op::kProgram2); },
+         [&](CommandExt& c) {
+             c.cmd(op::kProgram1);
+             column(c, 0);
+             c.addr(0).data_in(8).cmd(op::kProgram2);
+         },
          8, "expected 5 address cycles after 80h, got 3"},
         {"program data longer than the payload",
-         [&](CommandExt& c) { prog(c, 1); c.data_in(uint32_t(n)).cmd(op::kProgram2); }, 100,
-         "data phases need 576 bytes but the payload has 100"},
+         [&](CommandExt& c) {
+             prog(c, 1);
+             c.data_in(uint32_t(n)).cmd(op::kProgram2);
+         },
+         100, "data phases need 576 bytes but the payload has 100"},
         {"program data past the page end",
          [&](CommandExt& c) {
-             c.cmd(op::kProgram1); column(c, 550); row(c, 0, 0, 12, 2);
+             c.cmd(op::kProgram1);
+             column(c, 550);
+             row(c, 0, 0, 12, 2);
              c.data_in(50).cmd(op::kProgram2);
-         }, 50, "data in of 50 bytes at column 550 runs past the 576-byte page"},
+         },
+         50, "data in of 50 bytes at column 550 runs past the 576-byte page"},
         {"multi-plane program naming plane 0 twice",
          [&](CommandExt& c) {
-             prog(c, 3); c.data_in(8).cmd(op::kProgramMultiPlane).cmd(op::kProgram1);
-             column(c, 0); row(c, 0, 0, 13, 3); c.data_in(8).cmd(op::kProgram2);
-         }, 16, "multi-plane operation names plane 0 twice", pa(0, 0, 12, 3)},
+             prog(c, 3);
+             c.data_in(8).cmd(op::kProgramMultiPlane).cmd(op::kProgram1);
+             column(c, 0);
+             row(c, 0, 0, 13, 3);
+             c.data_in(8).cmd(op::kProgram2);
+         },
+         16, "multi-plane operation names plane 0 twice", pa(0, 0, 12, 3)},
         {"three planes on a two-plane die",
          [&](CommandExt& c) {
              for (uint32_t p = 0; p < 3; ++p) {
                  if (p) c.cmd(op::kEraseMultiPlane);
-                 c.cmd(op::kErase1); row(c, 0, p % 2, 0, 0);
+                 c.cmd(op::kErase1);
+                 row(c, 0, p % 2, 0, 0);
              }
              c.cmd(op::kErase2);
-         }, 0, "more plane addresses than the die has planes (2)"},
-        {"erase without D0h", [&](CommandExt& c) { c.cmd(op::kErase1); row(c, 0, 0, 0, 0); }, 0,
-         "expected command D0h after the block address"},
-        {"erase with 2 address cycles", [&](CommandExt& c) { c.cmd(op::kErase1).addr(0).addr(0).cmd(op::kErase2); },
-         0, "expected 3 address cycles after 60h, got 2"},
+         },
+         0, "more plane addresses than the die has planes (2)"},
+        {"erase without D0h",
+         [&](CommandExt& c) {
+             c.cmd(op::kErase1);
+             row(c, 0, 0, 0, 0);
+         },
+         0, "expected command D0h after the block address"},
+        {"erase with 2 address cycles",
+         [&](CommandExt& c) { c.cmd(op::kErase1).addr(0).addr(0).cmd(op::kErase2); }, 0,
+         "expected 3 address cycles after 60h, got 2"},
         {"mode prefix before a read",
-         [&](CommandExt& c) { c.cmd(op::kPrefixSlc).cmd(op::kRead1); column(c, 0); row(c, 0, 0, 0, 0); c.cmd(op::kRead2); },
+         [&](CommandExt& c) {
+             c.cmd(op::kPrefixSlc).cmd(op::kRead1);
+             column(c, 0);
+             row(c, 0, 0, 0, 0);
+             c.cmd(op::kRead2);
+         },
          0, "cycle 1: mode prefixes apply to PROGRAM (80h) only, not 00h"},
         {"randomise prefix before an erase",
-         [&](CommandExt& c) { c.cmd(op::kPrefixRandomise).cmd(op::kErase1); row(c, 0, 0, 0, 0); c.cmd(op::kErase2); },
+         [&](CommandExt& c) {
+             c.cmd(op::kPrefixRandomise).cmd(op::kErase1);
+             row(c, 0, 0, 0, 0);
+             c.cmd(op::kErase2);
+         },
          0, "mode prefixes apply to PROGRAM (80h) only, not 60h"},
         {"ESP prefix before an MWS",
-         [&](CommandExt& c) { c.cmd(op::kPrefixEsp).cmd(op::kIscm | kRead); row(c, 0, 0, 0, 0); pbm(c, 1); c.cmd(op::kConf); },
+         [&](CommandExt& c) {
+             c.cmd(op::kPrefixEsp).cmd(op::kIscm | kRead);
+             row(c, 0, 0, 0, 0);
+             pbm(c, 1);
+             c.cmd(op::kConf);
+         },
          0, "mode prefixes apply to PROGRAM (80h) only, not BEh"},
-        {"MWS without CONF", [&](CommandExt& c) { c.cmd(op::kIscm | kRead); row(c, 0, 0, 0, 0); pbm(c, 1); }, 0,
-         "expected command C0h after the block address (CONT or CONF)"},
+        {"MWS without CONF",
+         [&](CommandExt& c) {
+             c.cmd(op::kIscm | kRead);
+             row(c, 0, 0, 0, 0);
+             pbm(c, 1);
+         },
+         0, "expected command C0h after the block address (CONT or CONF)"},
         {"MWS with a short page bitmap",
-         [&](CommandExt& c) { c.cmd(op::kIscm | kRead); row(c, 0, 0, 0, 0); pbm(c, 1, 5); c.cmd(op::kConf); }, 0,
-         "expected 6 address cycles after the block address (page bitmap), got 5"},
+         [&](CommandExt& c) {
+             c.cmd(op::kIscm | kRead);
+             row(c, 0, 0, 0, 0);
+             pbm(c, 1, 5);
+             c.cmd(op::kConf);
+         },
+         0, "expected 6 address cycles after the block address (page bitmap), got 5"},
         {"MWS with a short row after CONT",
          [&](CommandExt& c) {
-             c.cmd(op::kIscm | kRead); row(c, 0, 0, 0, 0); pbm(c, 1);
+             c.cmd(op::kIscm | kRead);
+             row(c, 0, 0, 0, 0);
+             pbm(c, 1);
              c.cmd(op::kCont).addr(0).addr(0).cmd(op::kConf);
-         }, 0, "expected 3 address cycles after the ISCM/CONT slot, got 2"},
+         },
+         0, "expected 3 address cycles after the ISCM/CONT slot, got 2"},
         {"read status with trailing command",
          [](CommandExt& c) { c.cmd(op::kReadStatus).data_out(1).cmd(op::kReset); }, 1,
          "cycle 2: unexpected cycles after the end of the command"},
         {"read with a trailing address",
-         [&](CommandExt& c) { c.cmd(op::kRead1); column(c, 0); row(c, 0, 0, 0, 0); c.cmd(op::kRead2).addr(0); }, 0,
-         "unexpected cycles after the end of the command"},
+         [&](CommandExt& c) {
+             c.cmd(op::kRead1);
+             column(c, 0);
+             row(c, 0, 0, 0, 0);
+             c.cmd(op::kRead2).addr(0);
+         },
+         0, "unexpected cycles after the end of the command"},
         {"reset with data", [](CommandExt& c) { c.cmd(op::kReset).data_in(4); }, 4,
          "unexpected cycles after the end of the command"},
         {"XOR with trailing confirm",
-         [&](CommandExt& c) { c.cmd(op::kXor); row(c, 0, 0, 0, 0); c.cmd(op::kConf); }, 0,
-         "unexpected cycles after the end"},
+         [&](CommandExt& c) {
+             c.cmd(op::kXor);
+             row(c, 0, 0, 0, 0);
+             c.cmd(op::kConf);
+         },
+         0, "unexpected cycles after the end"},
         {"XOR with 1 address cycle", [&](CommandExt& c) { c.cmd(op::kXor).addr(0); }, 0,
          "expected 3 address cycles after C5h, got 1"},
         {"data out without a data phase",
-         [&](CommandExt& c) { c.cmd(op::kChangeReadColumnEnh); column(c, 0); row(c, 0, 0, 0, 0); c.cmd(op::kChangeReadColumn2); },
+         [&](CommandExt& c) {
+             c.cmd(op::kChangeReadColumnEnh);
+             column(c, 0);
+             row(c, 0, 0, 0, 0);
+             c.cmd(op::kChangeReadColumn2);
+         },
          0, "expected a data-out phase after E0h"},
         {"data out past the page end",
          [&](CommandExt& c) {
-             c.cmd(op::kChangeReadColumnEnh); column(c, 500); row(c, 0, 0, 0, 0);
+             c.cmd(op::kChangeReadColumnEnh);
+             column(c, 500);
+             row(c, 0, 0, 0, 0);
              c.cmd(op::kChangeReadColumn2).data_out(100);
-         }, 100, "data out of 100 bytes from column 500 runs past the 576-byte page"},
+         },
+         100, "data out of 100 bytes from column 500 runs past the 576-byte page"},
         {"data out longer than the payload",
-         [&](CommandExt& c) { c.cmd(op::kChangeReadColumn1); column(c, 0); c.cmd(op::kChangeReadColumn2).data_out(64); },
+         [&](CommandExt& c) {
+             c.cmd(op::kChangeReadColumn1);
+             column(c, 0);
+             c.cmd(op::kChangeReadColumn2).data_out(64);
+         },
          10, "data phases need 64 bytes but the payload has 10"},
         {"set features with 2 parameter bytes",
          [](CommandExt& c) { c.cmd(op::kSetFeatures).addr(feature::kTimingMode).data_in(2); }, 2,
          "expected a 4-byte data phase (P1-P4)"},
-        {"get features without a feature address", [](CommandExt& c) { c.cmd(op::kGetFeatures).data_out(4); }, 4,
+        {"get features without a feature address",
+         [](CommandExt& c) { c.cmd(op::kGetFeatures).data_out(4); }, 4,
          "expected 1 address cycles after EEh, got 0"},
     };
     const uint64_t refused_before = bench.counter(0, "refused");
@@ -426,7 +525,7 @@ NandConfig odd_geometry() {
 }
 
 class NandIllegalRange : public NandIllegal {
-protected:
+  protected:
     NandIllegalRange() : NandIllegal(odd_geometry()) {}
 };
 
@@ -449,7 +548,8 @@ TEST_F(NandIllegalRange, AddressesOutOfRange) {
         CommandExt c;
         seq::read(c, bench.codec(), {b.a});
         EXPECT_TRUE(bench.refused(bench.send(c), 0, b.reason));
-        EXPECT_TRUE(bench.refused(bench.program(b.a, random_page(g, n), CellMode::Esp), 0, b.reason));
+        EXPECT_TRUE(
+            bench.refused(bench.program(b.a, random_page(g, n), CellMode::Esp), 0, b.reason));
         if (b.a.page == 0) {  // erase and MWS rows carry no wordline
             seq::erase(c, bench.codec(), {b.a});
             EXPECT_TRUE(bench.refused(bench.send(c), 0, b.reason));

@@ -8,7 +8,7 @@ namespace canopy::nand::test {
 namespace {
 
 class NandLatch : public ::testing::Test {
-protected:
+  protected:
     Bench bench;
     std::mt19937_64 g{99};
     const size_t n = bench.page_bytes();
@@ -168,8 +168,9 @@ TEST_F(NandLatch, ParaBitSerialSensingWithoutSInitIsAnd) {
     // ParaBit (Figure 6b): operands of one bitline read one after another without re-initialising
     // the S-latch, then moved to the C-latch.
     Stored s;
-    bench.program_blocks(s, 0, 0, 5, 1, 8, CellMode::Esp,
-                         [&](uint32_t, uint32_t wl) { return random_page(g, n, and_friendly(wl + 8)); });
+    bench.program_blocks(s, 0, 0, 5, 1, 8, CellMode::Esp, [&](uint32_t, uint32_t wl) {
+        return random_page(g, n, and_friendly(wl + 8));
+    });
     for (uint32_t k = 1; k <= 8; ++k) {
         for (uint32_t wl = 0; wl < k; ++wl) {
             uint8_t f = wl == 0 ? iscm::kInitS | iscm::kInitC : 0;

@@ -8,26 +8,28 @@ namespace canopy::nand::test {
 namespace {
 
 class NandLogic : public ::testing::Test {
-protected:
-    static constexpr uint32_t kAndBlocks = 4, kInvBlock = 4, kWl = 48;
+  protected:
+    // Blocks 0..3: pages for AND; blocks 4..7: sparse originals stored inverted (De Morgan).
+    static constexpr uint32_t kAndBlocks = 4, kInvBlock = 4, kInvBlocks = 4, kWl = 48;
 
     NandLogic() {
-        bench.program_blocks(stored, 0, 0, 0, kAndBlocks, kWl, CellMode::Esp, [&](uint32_t, uint32_t wl) {
-            return random_page(g, n, and_friendly(wl));
-        });
-        // Block 4: sparse originals stored inverted, for OR by De Morgan.
-        originals.resize(kWl);
-        bench.program_blocks(stored, 0, 0, kInvBlock, 1, kWl, CellMode::Esp, [&](uint32_t, uint32_t wl) {
-            originals[wl] = random_page(g, n, 1.0 - and_friendly(wl));
-            return page_not(originals[wl]);
-        });
+        bench.program_blocks(
+            stored, 0, 0, 0, kAndBlocks, kWl, CellMode::Esp,
+            [&](uint32_t, uint32_t wl) { return random_page(g, n, and_friendly(wl)); });
+        bench.program_blocks(stored, 0, 0, kInvBlock, kInvBlocks, kWl, CellMode::Esp,
+                             [&](uint32_t b, uint32_t wl) {
+                                 std::vector<Page>& o = originals[b];
+                                 o.resize(kWl);
+                                 o[wl] = random_page(g, n, 1.0 - and_friendly(wl));
+                                 return page_not(o[wl]);
+                             });
     }
 
     Page oracle(const Slots& s) const { return sense_oracle(stored, s, n); }
     const Page& page(uint32_t block, uint32_t wl) const { return stored.at(block).at(wl); }
-    // `count` distinct blocks of the AND blocks, in random order.
-    std::vector<uint32_t> random_blocks(uint32_t count) {
-        std::vector<uint32_t> b = {0, 1, 2, 3};
+    // `count` distinct blocks of the AND blocks (or of the inverted ones), in random order.
+    std::vector<uint32_t> random_blocks(uint32_t count, uint32_t first = 0) {
+        std::vector<uint32_t> b = {first, first + 1, first + 2, first + 3};
         std::shuffle(b.begin(), b.end(), g);
         b.resize(count);
         return b;
@@ -37,12 +39,13 @@ protected:
     std::mt19937_64 g{2024};
     const size_t n = bench.page_bytes();
     Stored stored;
-    std::vector<Page> originals;  // of block 4
+    Stored originals;  // of blocks 4..7, as the user sees them
 };
 
 TEST_F(NandLogic, NormalReadReturnsEachProgrammedPage) {
     for (uint32_t b = 0; b <= kInvBlock; ++b)
-        for (uint32_t wl = 0; wl < kWl; wl += 7) EXPECT_EQ(bench.read_page(pa(0, 0, b, wl)), page(b, wl));
+        for (uint32_t wl = 0; wl < kWl; wl += 7)
+            EXPECT_EQ(bench.read_page(pa(0, 0, b, wl)), page(b, wl));
     EXPECT_EQ(bench.counter(0, "bit_errors"), 0u);
 }
 
@@ -63,7 +66,8 @@ TEST_F(NandLogic, IntraBlockMwsIsAndForEveryOperandCount) {
 TEST_F(NandLogic, InverseIntraBlockMwsIsNandForEveryOperandCount) {
     for (uint32_t k = 1; k <= kWl; ++k) {
         Slots s = {{k % kAndBlocks, random_pbm(g, k, kWl)}};
-        EXPECT_EQ(bench.mws_result(0, 0, kInverseRead, s), page_not(oracle(s))) << k << " wordlines";
+        EXPECT_EQ(bench.mws_result(0, 0, kInverseRead, s), page_not(oracle(s)))
+            << k << " wordlines";
     }
 }
 
@@ -79,7 +83,8 @@ TEST_F(NandLogic, InterBlockMwsIsOrForEveryBlockCount) {
             }
             ASSERT_TRUE(mixed(want));
             EXPECT_EQ(bench.mws_result(0, 0, kRead, s), want) << nb << " blocks";
-            EXPECT_EQ(bench.mws_result(0, 0, kInverseRead, s), page_not(want)) << nb << " blocks (NOR)";
+            EXPECT_EQ(bench.mws_result(0, 0, kInverseRead, s), page_not(want))
+                << nb << " blocks (NOR)";
         }
 }
 
@@ -111,17 +116,39 @@ TEST_F(NandLogic, DeMorganOrOfInvertedPagesInOneBlock) {
     int mixed_results = 0;
     for (uint32_t k = 1; k <= kWl; ++k) {
         const uint64_t pbm = k % 2 ? wl_range(0, k) : random_pbm(g, k, kWl);
+        const uint32_t b = kInvBlock + k % kInvBlocks;
         Page want(n, 0);
         for (uint32_t wl = 0; wl < kWl; ++wl)
-            if (pbm >> wl & 1) want = page_or(want, originals[wl]);
+            if (pbm >> wl & 1) want = page_or(want, originals[b][wl]);
         mixed_results += mixed(want);
-        EXPECT_EQ(bench.mws_result(0, 0, kInverseRead, {{kInvBlock, pbm}}), want) << k << " operands";
+        EXPECT_EQ(bench.mws_result(0, 0, kInverseRead, {{b, pbm}}), want) << k << " operands";
         // Without inverse the same sensing is the NOR of the originals.
         if (k % 8 == 0) {
-            EXPECT_EQ(bench.mws_result(0, 0, kRead, {{kInvBlock, pbm}}), page_not(want)) << k;
+            EXPECT_EQ(bench.mws_result(0, 0, kRead, {{b, pbm}}), page_not(want)) << k;
         }
     }
     EXPECT_GE(mixed_results, 44);
+}
+
+TEST_F(NandLogic, DeMorganAcrossBlocksIsAndOfOrs) {
+    // Inverse inter-block MWS over inverted pages: NOT(OR_b AND_i ~x_bi) = AND_b OR_i x_bi, the
+    // form of Figure 16's first command, for 1..4 blocks and 1..48 operands per block.
+    int mixed_results = 0;
+    for (uint32_t nb = 1; nb <= kInvBlocks; ++nb)
+        for (uint32_t k = 1; k <= kWl; ++k) {
+            Slots s;
+            Page want(n, 0xFF);
+            for (uint32_t b : random_blocks(nb, kInvBlock)) {
+                s.push_back({b, random_pbm(g, s.empty() ? k : 1 + uint32_t(g() % k), kWl)});
+                Page any(n, 0);
+                for (uint32_t wl = 0; wl < kWl; ++wl)
+                    if (s.back().pbm >> wl & 1) any = page_or(any, originals[b][wl]);
+                want = page_and(want, any);
+            }
+            mixed_results += mixed(want);
+            EXPECT_EQ(bench.mws_result(0, 0, kInverseRead, s), want) << nb << " blocks, " << k;
+        }
+    EXPECT_GE(mixed_results, 150);
 }
 
 TEST_F(NandLogic, XorOfLatches) {
@@ -136,25 +163,28 @@ TEST_F(NandLogic, XorOfLatches) {
     }
 }
 
-TEST_F(NandLogic, XorOfTwoMultiOperandResults) {
-    for (uint32_t k = 1; k <= kWl; k += 5) {
-        Slots s1 = {{0, random_pbm(g, k, kWl)}, {2, random_pbm(g, k, kWl)}};
-        Slots s2 = {{1, random_pbm(g, k, kWl)}};
-        ASSERT_TRUE(bench.mws(0, 0, kRead, s1).ok());          // C = S = OR of ANDs
-        ASSERT_TRUE(bench.mws(0, 0, iscm::kInitS, s2).ok());   // S = AND, C kept
-        ASSERT_TRUE(bench.xor_latches(0, 0).ok());
-        EXPECT_EQ(bench.c_latch(), page_xor(oracle(s1), oracle(s2))) << k;
-    }
-}
-
-TEST_F(NandLogic, XnorByInverseReadThenXor) {
-    for (int trial = 0; trial < 16; ++trial) {
-        const uint32_t wa = uint32_t(g() % kWl), wb = uint32_t(g() % kWl);
-        ASSERT_TRUE(bench.read(pa(0, 0, 3, wb)).ok());  // C = B
-        ASSERT_TRUE(bench.mws(0, 0, iscm::kInverse | iscm::kInitS, {{2, wl_bit(wa)}}).ok());  // S = ~A
-        ASSERT_TRUE(bench.xor_latches(0, 0).ok());
-        EXPECT_EQ(bench.c_latch(), page_not(page_xor(page(2, wa), page(3, wb))));
-    }
+TEST_F(NandLogic, XorAndXnorOfMultiOperandResultsForEveryCount) {
+    // C = X by one MWS (normal latch functions), S = Y or NOT Y by a second that initialises S
+    // only, then C = S XOR C: X XOR Y, or X XNOR Y when the second sensing is inverse.
+    int mixed_results = 0;
+    for (uint32_t nb = 1; nb <= 4; ++nb)
+        for (uint32_t k = 1; k <= kWl; ++k) {
+            Slots x, y;
+            for (uint32_t b : random_blocks(nb)) x.push_back({b, random_pbm(g, k, kWl)});
+            for (uint32_t b : random_blocks(1 + uint32_t(g() % 4)))
+                y.push_back({b, random_pbm(g, k, kWl)});
+            const bool xnor = k % 2 == 0;
+            ASSERT_TRUE(bench.mws(0, 0, kRead, x).ok());
+            ASSERT_TRUE(
+                bench.mws(0, 0, uint8_t(iscm::kInitS | (xnor ? iscm::kInverse : 0)), y).ok());
+            ASSERT_TRUE(bench.xor_latches(0, 0).ok());
+            Page want = page_xor(oracle(x), oracle(y));
+            if (xnor) want = page_not(want);
+            mixed_results += mixed(want);
+            EXPECT_EQ(bench.c_latch(), want)
+                << (xnor ? "XNOR, " : "XOR, ") << nb << " blocks, " << k;
+        }
+    EXPECT_GE(mixed_results, 150);
 }
 
 TEST_F(NandLogic, AccumulatesIntraBlockResultsBeyondOneBlock) {
@@ -180,10 +210,11 @@ TEST_F(NandLogic, AccumulatesIntraBlockResultsBeyondOneBlock) {
 TEST_F(NandLogic, ErasedWordlinesAreTheIdentityOfAnd) {
     // Wordlines never programmed conduct (read 1): selecting them changes no AND.
     Stored partial;
-    bench.program_blocks(partial, 0, 0, 5, 1, 4, CellMode::Esp,
-                         [&](uint32_t, uint32_t wl) { return random_page(g, n, and_friendly(wl)); });
-    Page want = sense_oracle(partial, {{5, wl_range(0, 4)}}, n);
-    EXPECT_EQ(bench.mws_result(0, 0, kRead, {{5, wl_range(0, 10)}}), want);
+    bench.program_blocks(partial, 0, 0, 9, 1, 4, CellMode::Esp, [&](uint32_t, uint32_t wl) {
+        return random_page(g, n, and_friendly(wl));
+    });
+    Page want = sense_oracle(partial, {{9, wl_range(0, 4)}}, n);
+    EXPECT_EQ(bench.mws_result(0, 0, kRead, {{9, wl_range(0, 10)}}), want);
     EXPECT_EQ(bench.mws_result(0, 0, kRead, {{bench.spare_block(), wl_range(0, 48)}}),
               filled(n, 0xFF));
     // ...and an erased slot makes any OR all ones.
@@ -194,8 +225,9 @@ TEST_F(NandLogic, ErasedWordlinesAreTheIdentityOfAnd) {
 TEST_F(NandLogic, OtherDieAndPlaneComputeIndependently) {
     // Die 1 plane 1 gets its own operands; die 0 plane 0 keeps its C-latch meanwhile.
     Stored other;
-    bench.program_blocks(other, 1, 1, 5, 2, 16, CellMode::Esp,
-                         [&](uint32_t, uint32_t wl) { return random_page(g, n, and_friendly(wl)); });
+    bench.program_blocks(other, 1, 1, 5, 2, 16, CellMode::Esp, [&](uint32_t, uint32_t wl) {
+        return random_page(g, n, and_friendly(wl));
+    });
     Slots s0 = {{2, wl_range(0, 5)}};
     Page keep = bench.mws_result(0, 0, kRead, s0);
     for (uint32_t k = 1; k <= 16; k += 3) {
@@ -277,14 +309,16 @@ TEST(NandLogicSlc, PureLogicOnSlcPagesWithoutInjectedErrors) {
     std::mt19937_64 g(7);
     const size_t n = bench.page_bytes();
     Stored stored;
-    bench.program_blocks(stored, 1, 0, 0, 4, 48, CellMode::Slc,
-                         [&](uint32_t, uint32_t wl) { return random_page(g, n, and_friendly(wl)); });
+    bench.program_blocks(stored, 1, 0, 0, 4, 48, CellMode::Slc, [&](uint32_t, uint32_t wl) {
+        return random_page(g, n, and_friendly(wl));
+    });
     for (uint32_t nb = 1; nb <= 4; ++nb)
         for (uint32_t k = 1; k <= 48; k += 4) {
             Slots s;
             for (uint32_t b = 0; b < nb; ++b) s.push_back({b, random_pbm(g, k, 48)});
             EXPECT_EQ(bench.mws_result(1, 0, kRead, s), sense_oracle(stored, s, n));
-            EXPECT_EQ(bench.mws_result(1, 0, kInverseRead, s), page_not(sense_oracle(stored, s, n)));
+            EXPECT_EQ(bench.mws_result(1, 0, kInverseRead, s),
+                      page_not(sense_oracle(stored, s, n)));
         }
     EXPECT_EQ(bench.counter(1, "bit_errors"), 0u);
 }

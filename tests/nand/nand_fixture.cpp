@@ -1,8 +1,8 @@
 #include "nand_fixture.hpp"
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <algorithm>
 #include <cmath>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "core/rng.hpp"
 
@@ -35,7 +35,9 @@ Page random_page(std::mt19937_64& g, size_t bytes, double p_one) {
     return p;
 }
 
-Page filled(size_t bytes, uint8_t v) { return Page(bytes, v); }
+Page filled(size_t bytes, uint8_t v) {
+    return Page(bytes, v);
+}
 
 template <class F>
 static Page zip(const Page& a, const Page& b, F f) {
@@ -45,9 +47,15 @@ static Page zip(const Page& a, const Page& b, F f) {
     return r;
 }
 
-Page page_and(const Page& a, const Page& b) { return zip(a, b, [](int x, int y) { return x & y; }); }
-Page page_or(const Page& a, const Page& b) { return zip(a, b, [](int x, int y) { return x | y; }); }
-Page page_xor(const Page& a, const Page& b) { return zip(a, b, [](int x, int y) { return x ^ y; }); }
+Page page_and(const Page& a, const Page& b) {
+    return zip(a, b, [](int x, int y) { return x & y; });
+}
+Page page_or(const Page& a, const Page& b) {
+    return zip(a, b, [](int x, int y) { return x | y; });
+}
+Page page_xor(const Page& a, const Page& b) {
+    return zip(a, b, [](int x, int y) { return x ^ y; });
+}
 Page page_not(const Page& a) {
     Page r(a.size());
     for (size_t i = 0; i < a.size(); ++i) r[i] = uint8_t(~a[i]);
@@ -63,7 +71,8 @@ uint64_t popcount(const Page& a) {
 uint64_t bit_diff(const Page& a, const Page& b) {
     EXPECT_EQ(a.size(), b.size());
     uint64_t n = 0;
-    for (size_t i = 0; i < a.size() && i < b.size(); ++i) n += uint64_t(__builtin_popcount(a[i] ^ b[i]));
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+        n += uint64_t(__builtin_popcount(a[i] ^ b[i]));
     return n;
 }
 
@@ -103,7 +112,7 @@ double bus_ns(const Timing& t, uint32_t cycles, uint64_t bytes) {
 // --- bench -----------------------------------------------------------------------------------
 
 class Initiator : public sc_core::sc_module {
-public:
+  public:
     sc_core::sc_vector<tlm_utils::simple_initiator_socket<Initiator>> sockets;
     Initiator(sc_core::sc_module_name n, uint32_t channels)
         : sc_module(n), sockets("socket", channels) {}
@@ -299,21 +308,25 @@ double Bench::sum(uint32_t die, const std::string& name) const {
     return c ? c->value() : 0.0;
 }
 
-::testing::AssertionResult Bench::refused(const Outcome& o, uint32_t die, const std::string& reason) {
+::testing::AssertionResult Bench::refused(const Outcome& o, uint32_t die,
+                                          const std::string& reason) {
     if (o.response != tlm::TLM_COMMAND_ERROR_RESPONSE)
         return ::testing::AssertionFailure()
                << "response " << o.response << " instead of TLM_COMMAND_ERROR_RESPONSE (error \""
                << o.error << "\")";
     const std::string who = "nand " + die_path(die) + ": ";
     if (o.error.rfind(who, 0) != 0)
-        return ::testing::AssertionFailure() << "error does not start with \"" << who << "\": " << o.error;
+        return ::testing::AssertionFailure()
+               << "error does not start with \"" << who << "\": " << o.error;
     if (o.error.find(reason) == std::string::npos)
-        return ::testing::AssertionFailure() << "error does not say \"" << reason << "\": " << o.error;
+        return ::testing::AssertionFailure()
+               << "error does not say \"" << reason << "\": " << o.error;
     const std::string op = op_name(o.op);
     if (o.error.find(op + ": " + op + ":") != std::string::npos)
         return ::testing::AssertionFailure() << "error names the operation twice: " << o.error;
     if (!(o.status & status::kFail))
-        return ::testing::AssertionFailure() << "returned status " << int(o.status) << " lacks FAIL";
+        return ::testing::AssertionFailure()
+               << "returned status " << int(o.status) << " lacks FAIL";
     if (!(status(die) & status::kFail))
         return ::testing::AssertionFailure() << "READ STATUS after the refusal lacks FAIL";
     return ::testing::AssertionSuccess() << o.error;

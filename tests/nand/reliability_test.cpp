@@ -31,8 +31,9 @@ TEST(NandReliabilityModel, FactorsOfTheFormula) {
     EXPECT_NEAR(std::log10(slc / 1e-15), 12.0, 0.5);
     EXPECT_NEAR(m.rber(CellMode::Slc, 10000, 365, false, 0) / slc, 1.91, 1e-12);
     EXPECT_NEAR(m.rber(CellMode::Mlc, 10000, 365, true, 0) / slc, 4.0, 1e-12);
-    EXPECT_NEAR(m.rber(CellMode::Mlc, 10000, 365, false, 0) / m.rber(CellMode::Mlc, 10000, 365, true, 0),
-                4.92, 1e-12);
+    EXPECT_NEAR(
+        m.rber(CellMode::Mlc, 10000, 365, false, 0) / m.rber(CellMode::Mlc, 10000, 365, true, 0),
+        4.92, 1e-12);
     EXPECT_NEAR(m.rber(CellMode::Tlc, 10000, 365, true, 0) / slc, 12.0, 1e-12);
     EXPECT_EQ(m.rber(CellMode::Erased, 10000, 365, false, 0), 0.0);
     // ESP: tESP = tPROG is SLC, +60% is ten times lower, from 1.9 x on exactly zero.
@@ -86,7 +87,9 @@ struct ModeCase {
     const char* name;
 };
 
-void PrintTo(const ModeCase& m, std::ostream* os) { *os << m.name; }
+void PrintTo(const ModeCase& m, std::ostream* os) {
+    *os << m.name;
+}
 
 class NandReliabilityMeasured : public ::testing::TestWithParam<ModeCase> {};
 
@@ -115,22 +118,23 @@ TEST_P(NandReliabilityMeasured, ReadErrorRateMatchesTheModel) {
     }
     const double measured = double(errors) / double(reads * bits_per_read);
     EXPECT_NEAR(measured / rate, 1.0, 0.10) << "measured " << measured << ", model " << rate << ", "
-                                              << errors << " errors in " << reads << " reads";
+                                            << errors << " errors in " << reads << " reads";
     // Every error the die drew is one the controller sees after the read.
     EXPECT_EQ(bench.counter(0, "bit_errors"), errors);
     EXPECT_EQ(bench.counter(0, "bits_sensed"), reads * bits_per_read);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    NandModes, NandReliabilityMeasured,
-    ::testing::Values(ModeCase{CellMode::Slc, true, 0, "SlcRandomised"},
-                      ModeCase{CellMode::Slc, false, 0, "SlcNotRandomised"},
-                      ModeCase{CellMode::Mlc, true, 0, "MlcRandomised"},
-                      ModeCase{CellMode::Mlc, false, 0, "MlcNotRandomised"},
-                      ModeCase{CellMode::Tlc, false, 0, "TlcNotRandomised"},
-                      ModeCase{CellMode::Esp, false, 1.3, "Esp13"},
-                      ModeCase{CellMode::Esp, false, 1.6, "Esp16"}),
-    [](const ::testing::TestParamInfo<ModeCase>& i) { return std::string(i.param.name); });
+INSTANTIATE_TEST_SUITE_P(NandModes, NandReliabilityMeasured,
+                         ::testing::Values(ModeCase{CellMode::Slc, true, 0, "SlcRandomised"},
+                                           ModeCase{CellMode::Slc, false, 0, "SlcNotRandomised"},
+                                           ModeCase{CellMode::Mlc, true, 0, "MlcRandomised"},
+                                           ModeCase{CellMode::Mlc, false, 0, "MlcNotRandomised"},
+                                           ModeCase{CellMode::Tlc, false, 0, "TlcNotRandomised"},
+                                           ModeCase{CellMode::Esp, false, 1.3, "Esp13"},
+                                           ModeCase{CellMode::Esp, false, 1.6, "Esp16"}),
+                         [](const ::testing::TestParamInfo<ModeCase>& i) {
+                             return std::string(i.param.name);
+                         });
 
 TEST(NandReliability, RetentionAgeCountsFromTheProgram) {
     NandConfig cfg = stressed();
@@ -162,8 +166,9 @@ TEST(NandReliability, EspPagesFromFactor19SenseNoErrorOver1e8Bits) {
     for (uint32_t die : {0u, 1u}) {  // die 0: default tESP = 2.0 tPROG; die 1: 1.9
         SCOPED_TRACE("die " + std::to_string(die));
         Stored s;
-        bench.program_blocks(s, die, 0, 0, 4, 48, CellMode::Esp,
-                             [&](uint32_t, uint32_t wl) { return random_page(g, n, and_friendly(wl)); });
+        bench.program_blocks(s, die, 0, 0, 4, 48, CellMode::Esp, [&](uint32_t, uint32_t wl) {
+            return random_page(g, n, and_friendly(wl));
+        });
         const PageState* ps = bench.die(die).plane(0).page(0, 0);
         EXPECT_GE(ps->esp_factor, bench.cfg().reliability.esp_zero_factor);
         EXPECT_EQ(model.rber(ps->mode, 10000, 365, false, ps->esp_factor), 0.0);
@@ -192,12 +197,14 @@ TEST(NandReliability, EspZeroStartsExactlyAtTheThreshold) {
         const uint32_t die = f < 1.85 ? 0 : 1;
         bench.set_esp_factor(die, f);
         Stored s;
-        bench.program_blocks(s, die, 0, 0, 4, 48, CellMode::Esp,
-                             [&](uint32_t, uint32_t wl) { return random_page(g, n, and_friendly(wl)); });
+        bench.program_blocks(s, die, 0, 0, 4, 48, CellMode::Esp, [&](uint32_t, uint32_t wl) {
+            return random_page(g, n, and_friendly(wl));
+        });
         Slots all;
         for (uint32_t b = 0; b < 4; ++b) all.push_back({b, wl_range(0, 48)});
         for (int i = 0; i < 12; ++i) bench.mws(die, 0, kRead, all);  // 1.06e7 bits
-        const double rate = double(bench.counter(die, "bit_errors")) / double(bench.counter(die, "bits_sensed"));
+        const double rate =
+            double(bench.counter(die, "bit_errors")) / double(bench.counter(die, "bits_sensed"));
         if (f < 1.85) {
             EXPECT_NEAR(rate / (8.6e-4 * 1.91 * 0.1), 1.0, 0.15) << "tESP = 1.8 tPROG";
         } else {
@@ -220,7 +227,8 @@ TEST(NandReliability, BitsSensedCountCellsNotWordPadding) {
     bench.mws(0, 0, kRead, {{1, wl_range(0, 48)}});  // 48 erased wordlines
     EXPECT_EQ(bench.counter(0, "bits_sensed"), (200 + 48) * 513 * 8u);
     EXPECT_EQ(bench.counter(0, "bit_errors"), errors);
-    const double rate = ReliabilityModel(cfg.reliability).rber(CellMode::Tlc, 10000, days_at(bench), false, 0);
+    const double rate =
+        ReliabilityModel(cfg.reliability).rber(CellMode::Tlc, 10000, days_at(bench), false, 0);
     EXPECT_NEAR(double(errors) / (200 * 513 * 8) / rate, 1.0, 0.10);
 }
 
@@ -237,10 +245,12 @@ TEST(NandReliability, InjectErrorsOffSensesExactly) {
 
 TEST(NandReliability, ErasedCellsHaveNoErrors) {
     Bench bench(stressed());
-    for (int i = 0; i < 50; ++i) ASSERT_EQ(bench.read_page(pa(0, 0, 2, 5)), filled(bench.page_bytes(), 0xFF));
+    for (int i = 0; i < 50; ++i)
+        ASSERT_EQ(bench.read_page(pa(0, 0, 2, 5)), filled(bench.page_bytes(), 0xFF));
     bench.must_program(pa(0, 0, 3, 0), filled(bench.page_bytes(), 0x0F), CellMode::Slc);
     ASSERT_TRUE(bench.erase(pa(0, 0, 3, 0)).ok());
-    for (int i = 0; i < 50; ++i) ASSERT_EQ(bench.read_page(pa(0, 0, 3, 0)), filled(bench.page_bytes(), 0xFF));
+    for (int i = 0; i < 50; ++i)
+        ASSERT_EQ(bench.read_page(pa(0, 0, 3, 0)), filled(bench.page_bytes(), 0xFF));
     EXPECT_EQ(bench.counter(0, "bit_errors"), 0u);
 }
 
@@ -260,7 +270,8 @@ TEST(NandReliability, MwsOverRandomisedPagesIsWrong) {
     for (uint32_t b = 0; b < 2; ++b)
         for (uint32_t wl = 0; wl < 48; ++wl)
             bench.must_program(pa(0, 0, b + 2, wl), scrambled[b][wl], CellMode::Slc);
-    for (uint32_t wl = 0; wl < 48; wl += 5) EXPECT_EQ(bench.read_page(pa(0, 0, 0, wl)), scrambled[0][wl]);
+    for (uint32_t wl = 0; wl < 48; wl += 5)
+        EXPECT_EQ(bench.read_page(pa(0, 0, 0, wl)), scrambled[0][wl]);
     for (uint32_t k = 2; k <= 48; ++k) {
         const uint64_t pbm = random_pbm(g, k, 48);
         const Page want = sense_oracle(scrambled, {{0, pbm}}, n);
@@ -291,7 +302,8 @@ TEST(NandReliability, MwsOverEccEncodedDataBreaksTheCode) {
     const size_t n = bench.page_bytes(), data = bench.geo().page_bytes;
     auto crc_ok = [&](const Page& p) {
         const uint32_t c = crc32(p.data(), data);
-        return std::equal(p.begin() + long(data), p.begin() + long(data) + 4, reinterpret_cast<const uint8_t*>(&c));
+        return std::equal(p.begin() + long(data), p.begin() + long(data) + 4,
+                          reinterpret_cast<const uint8_t*>(&c));
     };
     Stored s;
     bench.program_blocks(s, 0, 0, 0, 1, 48, CellMode::Esp, [&](uint32_t, uint32_t wl) {
@@ -306,7 +318,7 @@ TEST(NandReliability, MwsOverEccEncodedDataBreaksTheCode) {
         const uint64_t pbm = random_pbm(g, k, 48);
         const Page got = bench.mws_result(0, 0, kRead, {{0, pbm}});
         EXPECT_EQ(got, sense_oracle(s, {{0, pbm}}, n)) << k;  // the data part is right...
-        EXPECT_FALSE(crc_ok(got)) << k;                      // ...and fails its code
+        EXPECT_FALSE(crc_ok(got)) << k;                       // ...and fails its code
     }
 }
 

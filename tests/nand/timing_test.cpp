@@ -11,11 +11,11 @@ namespace canopy::nand::test {
 namespace {
 
 using sc_core::SC_MS;
-using sc_core::SC_US;
 using sc_core::sc_time;
+using sc_core::SC_US;
 
 class NandTiming : public ::testing::Test {
-protected:
+  protected:
     explicit NandTiming(const NandConfig& cfg = small_config()) : bench(cfg) {}
 
     // Fresh, idle issue times: 10 ms after the previous one and after the bench's last command,
@@ -56,8 +56,11 @@ TEST_F(NandTiming, ReadTakesCyclesTwbAndTheModesTr) {
         CellMode mode;
         double tr_us;
     };
-    const Case cases[] = {{CellMode::Slc, 22.5}, {CellMode::Esp, 22.5}, {CellMode::Mlc, 40.0},
-                          {CellMode::Tlc, 60.0}, {CellMode::Erased, 22.5}};
+    const Case cases[] = {{CellMode::Slc, 22.5},
+                          {CellMode::Esp, 22.5},
+                          {CellMode::Mlc, 40.0},
+                          {CellMode::Tlc, 60.0},
+                          {CellMode::Erased, 22.5}};
     uint32_t b = 0;
     for (const Case& c : cases) {
         SCOPED_TRACE(mode_name(c.mode));
@@ -143,7 +146,7 @@ TEST_F(NandTiming, StatusShowsBusyUntilTheArrayIsDone) {
     seq::read_status(c, 0);
     Outcome mid = bench.send_at(c, Page(1), at + sc_time(100, SC_US));
     EXPECT_EQ(mid.data[0], status::kWriteProtectOff);  // busy: neither ready bit
-    EXPECT_LT(mid.latency_ns(), 1000.0);                // status is read while the die works
+    EXPECT_LT(mid.latency_ns(), 1000.0);               // status is read while the die works
     Outcome after = bench.send_at(c, Page(1), p.done);
     EXPECT_EQ(after.data[0], status::kWriteProtectOff | status::kReady | status::kArrayReady);
     EXPECT_NEAR(after.latency_ns(), bus(1, 1) + T.t_ccs_ns, 1e-3);
@@ -237,7 +240,8 @@ TEST(NandTimingCurve, MwsLatencyFactorFollowsFigures12And13) {
     // Capped at 4 blocks, every MWS is within 1.033 tR (Section 5.2).
     EXPECT_NEAR(mws_latency_factor(t, 48, 4, 48), 1.033, 1e-12);
     for (uint32_t b = 1; b <= 4; ++b)
-        for (uint32_t wl = 1; wl <= 48; ++wl) EXPECT_LE(mws_latency_factor(t, wl, b, 48), 1.033 + 1e-12);
+        for (uint32_t wl = 1; wl <= 48; ++wl)
+            EXPECT_LE(mws_latency_factor(t, wl, b, 48), 1.033 + 1e-12);
     // The published points stay at 8 and 48 wordlines whatever the string length.
     EXPECT_NEAR(mws_latency_factor(t, 48, 1, 64), 1.033, 1e-12);
     EXPECT_NEAR(mws_latency_factor(t, 8, 1, 16), 1.008, 1e-12);
@@ -246,7 +250,8 @@ TEST(NandTimingCurve, MwsLatencyFactorFollowsFigures12And13) {
 
 TEST_F(NandTiming, MwsCommandTakesTheCharacterisedLatency) {
     Stored s;
-    bench.program_blocks(s, 0, 0, 0, 4, 48, CellMode::Esp, [&](uint32_t, uint32_t) { return Page(n, 0xF0); });
+    bench.program_blocks(s, 0, 0, 0, 4, 48, CellMode::Esp,
+                         [&](uint32_t, uint32_t) { return Page(n, 0xF0); });
     // One wordline: a read.
     Outcome o = mws_at(0, {{0, 1}}, idle());
     EXPECT_NEAR(o.latency_ns(), bus(mws_cycles(1)) + tWB + tR, 1e-3);
@@ -282,7 +287,8 @@ TEST(NandTimingFixed, FixedMwsLatencyIsTheCappedWorstCase) {
     cfg.timing.mws_fixed_latency = true;
     Bench bench(cfg);
     const double tR = 22.5e3;
-    for (const Slots& s : {Slots{{0, 1}}, Slots{{0, wl_range(0, 8)}}, Slots{{0, 1}, {1, 1}, {2, 1}, {3, 1}}}) {
+    for (const Slots& s :
+         {Slots{{0, 1}}, Slots{{0, wl_range(0, 8)}}, Slots{{0, 1}, {1, 1}, {2, 1}, {3, 1}}}) {
         CommandExt c;
         seq::mws(c, bench.codec(), 0, 0, kRead, s);
         bench.now += sc_time(1, SC_MS);
@@ -312,7 +318,8 @@ TEST(NandTimingWide, InterBlockMwsBeyondFourBlocksWhenTheCapIsRaised) {
         Outcome o = bench.send(c);
         ASSERT_TRUE(o.ok()) << o.error;
         const double f = mws_latency_factor(cfg.timing, 1, blocks, 48);
-        EXPECT_NEAR(o.latency_ns(), bus_ns(cfg.timing, 1 + blocks * 10, 0) + 100 + f * tR, 1e-3) << blocks;
+        EXPECT_NEAR(o.latency_ns(), bus_ns(cfg.timing, 1 + blocks * 10, 0) + 100 + f * tR, 1e-3)
+            << blocks;
         if (blocks == 32) {
             EXPECT_NEAR(f, 1.363, 1e-12);
         }
@@ -331,11 +338,14 @@ TEST(NandTimingOnly, CommandsAreValidatedAndTimedWithoutData) {
     ASSERT_TRUE(p.ok()) << p.error;
     EXPECT_NEAR(p.latency_ns(), bus_ns(cfg.timing, 8, n) + 100 + 400e3, 1e-3);
     // Still validated: program twice, MLC out of order, MWS over MLC wordlines, the power cap.
-    EXPECT_TRUE(bench.refused(bench.program(pa(0, 0, 0, 0), Page(n, 0), CellMode::Esp), 0, "not erased"));
+    EXPECT_TRUE(
+        bench.refused(bench.program(pa(0, 0, 0, 0), Page(n, 0), CellMode::Esp), 0, "not erased"));
     bench.must_program(pa(0, 0, 1, 4), Page(n, 0), CellMode::Mlc);
     bench.must_program(pa(0, 0, 1, 5), Page(n, 0), CellMode::Mlc);
-    EXPECT_TRUE(bench.refused(bench.program(pa(0, 0, 1, 2), Page(n, 0), CellMode::Mlc), 0, "in order"));
-    EXPECT_TRUE(bench.refused(bench.mws(0, 0, kRead, {{1, wl_range(4, 2)}}), 0, "needs SLC or ESP"));
+    EXPECT_TRUE(
+        bench.refused(bench.program(pa(0, 0, 1, 2), Page(n, 0), CellMode::Mlc), 0, "in order"));
+    EXPECT_TRUE(
+        bench.refused(bench.mws(0, 0, kRead, {{1, wl_range(4, 2)}}), 0, "needs SLC or ESP"));
     EXPECT_TRUE(bench.refused(bench.mws(0, 0, kRead, {{0, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}}), 0,
                               "exceed the limit of 4"));
     // No data: data out leaves the payload as it was.

@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../temp_dir.hpp"
+
 namespace canopy_test {
 
 struct Run {
@@ -16,12 +18,7 @@ struct Run {
     std::string out, err;
 };
 
-inline std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
+inline std::string slurp(const std::string& path) { return read_text(path); }
 
 // A fresh directory under the build tree, unique to this test process.
 inline std::string scratch(const std::string& name) {
