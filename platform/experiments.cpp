@@ -78,7 +78,7 @@ static std::string xml_escape(const std::string& s) {
 // Paired bars per row, simulated and published, each scaled to the larger of the two.
 std::string to_svg(const std::string& title, const std::vector<ExpRow>& rows) {
     const int row_h = 34, label_w = 430, bar_w = 360, top = 50;
-    const int h = top + int(rows.size()) * row_h + 30, w = label_w + bar_w + 120;
+    const int h = top + int(rows.size()) * row_h + 30, w = label_w + bar_w + 220;
     std::ostringstream s;
     s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
