@@ -4,12 +4,12 @@
 // would; the model never waits, so the benchmark loop calls b_transport directly.
 #include <benchmark/benchmark.h>
 
+#include <tlm_utils/simple_initiator_socket.h>
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
-#include <unistd.h>
 #include <memory>
 #include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "core/services.hpp"
 #include "nand/channel.hpp"
@@ -40,8 +40,10 @@ struct Rig {
         cfg.reliability.inject_errors = true;
         if (trace) services.trace.open(std::string("/tmp/canopy_bench_") + name + ".json");
         array = std::make_unique<nand::FlashArray>(name, cfg, services);
-        init = std::make_unique<Initiator>((std::string(name) + "_init").c_str(), cfg.geometry.channels);
-        for (uint32_t c = 0; c < cfg.geometry.channels; ++c) init->ch[c].bind(array->channel(c).target);
+        init = std::make_unique<Initiator>((std::string(name) + "_init").c_str(),
+                                           cfg.geometry.channels);
+        for (uint32_t c = 0; c < cfg.geometry.channels; ++c)
+            init->ch[c].bind(array->channel(c).target);
         buf.resize(cfg.geometry.page_total_bytes() * 2, 0xA5);
     }
     ~Rig() { gp.clear_extension<nand::CommandExt>(); }
@@ -78,10 +80,13 @@ void run_mix(benchmark::State& state, Rig& rig) {
                 t = rig.send(ch, cmds[0], t);
                 nand::seq::data_out(cmds[1], rc, d, 0, 0, 4096);
                 t = rig.send(ch, cmds[1], t);
-                nand::seq::program(cmds[2], rc, {{ch, d, 1, block, wl}}, nand::CellMode::Esp, false, 4096);
+                nand::seq::program(cmds[2], rc, {{ch, d, 1, block, wl}}, nand::CellMode::Esp, false,
+                                   4096);
                 t = rig.send(ch, cmds[2], t);
-                nand::seq::mws(cmds[3], rc, d, 1, nand::iscm::kInitS | nand::iscm::kInitC | nand::iscm::kTransfer,
-                               {{block, ~0ull >> 16}, {block + 1, 1}, {block + 2, 3}, {block + 3, 7}});
+                nand::seq::mws(
+                    cmds[3], rc, d, 1,
+                    nand::iscm::kInitS | nand::iscm::kInitC | nand::iscm::kTransfer,
+                    {{block, ~0ull >> 16}, {block + 1, 1}, {block + 2, 3}, {block + 3, 7}});
                 t = rig.send(ch, cmds[3], t);
                 n += 4;
             }
@@ -106,16 +111,19 @@ void BM_FunctionalMws(benchmark::State& state) {
         for (uint32_t b = 0; b < 4; ++b)
             for (uint32_t wl = 0; wl < g.wordlines_per_block; ++wl) {
                 for (auto& x : rig.buf) x = uint8_t(x * 73 + wl + b);
-                nand::seq::program(c, rc, {{0, 0, 0, b, wl}}, nand::CellMode::Esp, false, g.page_total_bytes());
+                nand::seq::program(c, rc, {{0, 0, 0, b, wl}}, nand::CellMode::Esp, false,
+                                   g.page_total_bytes());
                 t = rig.send(0, c, t);
             }
         programmed = true;
     }
     std::vector<nand::seq::MwsOperand> ops;
     for (uint32_t b = 0; b < blocks; ++b) ops.push_back({b, (1ull << g.wordlines_per_block) - 1});
-    nand::seq::mws(c, rc, 0, 0, nand::iscm::kInitS | nand::iscm::kInitC | nand::iscm::kTransfer, ops);
+    nand::seq::mws(c, rc, 0, 0, nand::iscm::kInitS | nand::iscm::kInitC | nand::iscm::kTransfer,
+                   ops);
     for (auto _ : state) t = rig.send(0, c, t);
-    state.SetBytesProcessed(int64_t(state.iterations()) * blocks * g.wordlines_per_block * g.page_total_bytes());
+    state.SetBytesProcessed(int64_t(state.iterations()) * blocks * g.wordlines_per_block *
+                            g.page_total_bytes());
 }
 
 }  // namespace
@@ -146,11 +154,16 @@ int sc_main(int argc, char* argv[]) {
         const double before = rss_mib();
         const auto t0 = std::chrono::steady_clock::now();
         nand::FlashArray fig7("fig7", cfg, s);
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("elaboration of the Figure 7 array (8x4x2x2048x48 x 16 KiB): %.2f ms, %.2f MiB resident\n", ms,
-                    rss_mib() - before);
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
+        std::printf(
+            "elaboration of the Figure 7 array (8x4x2x2048x48 x 16 KiB): %.2f ms, %.2f MiB "
+            "resident\n",
+            ms, rss_mib() - before);
     }
-    Rig timing("timing", false, false), traced("traced", false, true), functional("functional", true, false);
+    Rig timing("timing", false, false), traced("traced", false, true),
+        functional("functional", true, false);
     timing_rig = &timing, traced_rig = &traced, functional_rig = &functional;
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: sockets bound
     benchmark::Initialize(&argc, argv);

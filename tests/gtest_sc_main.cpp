@@ -6,7 +6,8 @@
 #include <cstdlib>
 #include <systemc>
 
-// SystemC prints its banner when the kernel starts, before sc_main; a static initialiser runs first.
+// SystemC prints its banner when the kernel starts, before sc_main; a static initialiser runs
+// first.
 static const bool kNoBanner = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0;
 
 int sc_main(int argc, char* argv[]) {

@@ -22,7 +22,7 @@ namespace {
 // text exactly as written (no round trip through a double). Throws InputError on anything a
 // config may not hold.
 class Flattener : public nlohmann::json_sax<nlohmann::json> {
-public:
+  public:
     Flattener(const std::string& path, const std::string& text, ConfigSource& out)
         : path_(path), text_(text), out_(out) {}
 
@@ -70,12 +70,11 @@ public:
         if (message.rfind("[json.exception.", 0) == 0 && p != message.npos) message.erase(0, p + 2);
         p = message.find(": ");
         if (message.rfind("parse error", 0) == 0 && p != message.npos) message.erase(0, p + 2);
-        throw InputError(path_,
-                         "line " + std::to_string(line) + ", column " + std::to_string(column),
-                         message);
+        throw InputError(
+            path_, "line " + std::to_string(line) + ", column " + std::to_string(column), message);
     }
 
-private:
+  private:
     std::string full_key() const {
         return prefixes_.empty() ? key_ : prefixes_.back() + "." + key_;
     }
@@ -125,7 +124,8 @@ void ConfigSource::set(const std::string& assignment) {
     set(assignment.substr(0, eq), assignment.substr(eq + 1), "--set");
 }
 
-void ConfigSource::set(const std::string& key, const std::string& value, const std::string& origin) {
+void ConfigSource::set(const std::string& key, const std::string& value,
+                       const std::string& origin) {
     values_[key] = Value{value, origin, false};
 }
 
@@ -144,8 +144,8 @@ void ConfigSource::check_all_used(const std::vector<std::string>& known_keys) co
         if (v.used) continue;
         std::string hint = closest_match(key, known_keys);
         throw InputError(v.origin, "key " + key,
-                         "unknown config key" + (hint.empty() ? std::string()
-                                                              : "; did you mean '" + hint + "'?"));
+                         "unknown config key" +
+                             (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
     }
 }
 
@@ -197,8 +197,8 @@ static std::string range_problem(T v, T min, T max) {
     return {};
 }
 
-Params& Params::operator()(const std::string& key, double& field, const char* unit, const char* desc,
-                           double min, double max) {
+Params& Params::operator()(const std::string& key, double& field, const char* unit,
+                           const char* desc, double min, double max) {
     return bind(key, field, "number", unit, desc, [&](const std::string& t, double& f) {
         const char* end = t.data() + t.size();
         double v;
@@ -220,7 +220,8 @@ static std::string parse_unsigned(const std::string& t, U& f, U min, U max) {
     U v;
     auto r = std::from_chars(b, end, v, base);
     if (t.empty() || r.ec != std::errc() || r.ptr != end)
-        return r.ec == std::errc::result_out_of_range ? "too large" : "expected a non-negative integer";
+        return r.ec == std::errc::result_out_of_range ? "too large"
+                                                      : "expected a non-negative integer";
     if (auto p = range_problem(v, min, max); !p.empty()) return p;
     f = v;
     return {};
@@ -228,16 +229,14 @@ static std::string parse_unsigned(const std::string& t, U& f, U min, U max) {
 
 Params& Params::operator()(const std::string& key, uint64_t& field, const char* unit,
                            const char* desc, uint64_t min, uint64_t max) {
-    return bind(key, field, "integer", unit, desc, [&](const std::string& t, uint64_t& f) {
-        return parse_unsigned(t, f, min, max);
-    });
+    return bind(key, field, "integer", unit, desc,
+                [&](const std::string& t, uint64_t& f) { return parse_unsigned(t, f, min, max); });
 }
 
 Params& Params::operator()(const std::string& key, uint32_t& field, const char* unit,
                            const char* desc, uint32_t min, uint32_t max) {
-    return bind(key, field, "integer", unit, desc, [&](const std::string& t, uint32_t& f) {
-        return parse_unsigned(t, f, min, max);
-    });
+    return bind(key, field, "integer", unit, desc,
+                [&](const std::string& t, uint32_t& f) { return parse_unsigned(t, f, min, max); });
 }
 
 Params& Params::operator()(const std::string& key, bool& field, const char* desc) {
@@ -291,11 +290,13 @@ std::string dump_params(const std::vector<ParamInfo>& infos, bool as_json) {
         return s.str();
     }
     size_t kw = 0, vw = 0;
-    for (const auto& i : infos) kw = std::max(kw, i.key.size()), vw = std::max(vw, i.value_text.size());
+    for (const auto& i : infos)
+        kw = std::max(kw, i.key.size()), vw = std::max(vw, i.value_text.size());
     for (const auto& i : infos) {
         s << std::left << std::setw(int(kw)) << i.key << " = " << std::setw(int(vw)) << i.value_text
           << "  " << std::setw(4) << i.unit << "  " << i.description;
-        if (i.origin != "default") s << "  [default " << i.default_text << ", from " << i.origin << "]";
+        if (i.origin != "default")
+            s << "  [default " << i.default_text << ", from " << i.origin << "]";
         s << "\n";
     }
     return s.str();

@@ -15,7 +15,7 @@ namespace canopy::core {
 
 // The raw values a user gave: flattened dotted keys with the place each came from.
 class ConfigSource {
-public:
+  public:
     struct Value {
         std::string text;
         std::string origin;         // "cfg.json" or "--set"
@@ -33,7 +33,7 @@ public:
     // Throws InputError naming the first key no module described, with the closest known key.
     void check_all_used(const std::vector<std::string>& known_keys) const;
 
-private:
+  private:
     std::map<std::string, Value> values_;
 };
 
@@ -45,7 +45,7 @@ struct ParamInfo {
 // Visitor handed to each config struct's describe(): binds a key to a field, loads the user's
 // value into it (type- and range-checked) and records it for the dump.
 class Params {
-public:
+  public:
     explicit Params(const ConfigSource* source = nullptr) : source_(source) {}
 
     // A view of the same visitor under "prefix.".
@@ -60,13 +60,13 @@ public:
     Params& operator()(const std::string& key, bool& field, const char* desc);
     Params& operator()(const std::string& key, std::string& field, const char* desc);
     // A string restricted to a set of choices.
-    Params& choice(const std::string& key, std::string& field, const std::vector<std::string>& choices,
-                   const char* desc);
+    Params& choice(const std::string& key, std::string& field,
+                   const std::vector<std::string>& choices, const char* desc);
 
     const std::vector<ParamInfo>& infos() const { return shared_->infos; }
     std::vector<std::string> keys() const;
 
-private:
+  private:
     struct Shared {
         std::vector<ParamInfo> infos;
     };
@@ -74,8 +74,8 @@ private:
         : source_(source), prefix_(std::move(prefix)), shared_(std::move(shared)) {}
 
     template <class T, class Parse>
-    Params& bind(const std::string& key, T& field, const char* type, const char* unit, const char* desc,
-                 Parse parse);
+    Params& bind(const std::string& key, T& field, const char* type, const char* unit,
+                 const char* desc, Parse parse);
 
     const ConfigSource* source_;
     std::string prefix_;

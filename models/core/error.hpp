@@ -10,14 +10,14 @@
 namespace canopy {
 
 class InputError : public std::runtime_error {
-public:
+  public:
     InputError(std::string input, std::string place, std::string message);
 
     const std::string& input() const { return input_; }
     const std::string& place() const { return place_; }
     const std::string& message() const { return message_; }
 
-private:
+  private:
     std::string input_, place_, message_;
 };
 

@@ -1,6 +1,7 @@
 // TLM-2.0 payload extensions. `Extension<T>` supplies clone/copy_from once; the extensions that
 // several areas share live here (request identity for the trace, PCIe/CCIX attributes, the
-// originating host RPC endpoint). Area-specific ones (the NAND command) derive from the same helper.
+// originating host RPC endpoint). Area-specific ones (the NAND command) derive from the same
+// helper.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,14 @@ struct RequestExt : Extension<RequestExt> {
 
 // PCIe/CCIX transaction-layer attributes (filled in by the link models).
 struct TlpExt : Extension<TlpExt> {
-    enum class Type : uint8_t { MemRead, MemWrite, Completion, AtsTranslate, CcixRequest, CcixSnoop };
+    enum class Type : uint8_t {
+        MemRead,
+        MemWrite,
+        Completion,
+        AtsTranslate,
+        CcixRequest,
+        CcixSnoop
+    };
     enum class AddressType : uint8_t { Untranslated, TranslationRequest, Translated };
     Type type = Type::MemRead;
     uint16_t requester_id = 0;

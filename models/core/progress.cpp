@@ -1,12 +1,14 @@
 #include "core/progress.hpp"
 
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 
 namespace canopy::core {
 
 Progress::Progress(bool wanted, sc_core::sc_time end)
-    : on_(wanted && isatty(STDERR_FILENO)), end_(end), start_(std::chrono::steady_clock::now()),
+    : on_(wanted && isatty(STDERR_FILENO)),
+      end_(end),
+      start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
 double Progress::wall_seconds() const {

@@ -8,13 +8,13 @@
 namespace canopy::core {
 
 class Progress {
-public:
+  public:
     Progress(bool wanted, sc_core::sc_time end = sc_core::SC_ZERO_TIME);
     void update(const sc_core::sc_time& now);
     void finish();
     double wall_seconds() const;
 
-private:
+  private:
     bool on_;
     sc_core::sc_time end_;
     std::chrono::steady_clock::time_point start_, last_draw_;

@@ -16,7 +16,7 @@
 namespace canopy::core {
 
 class SharedResource {
-public:
+  public:
     struct Grant {
         sc_core::sc_time start, end;
     };
@@ -29,7 +29,8 @@ public:
         forget_before(sc_core::sc_time_stamp());
         sc_core::sc_time start = at;
         auto it = busy_until_.upper_bound(start);  // first interval starting after `start`
-        if (it != busy_until_.begin() && std::prev(it)->second > start) start = std::prev(it)->second;
+        if (it != busy_until_.begin() && std::prev(it)->second > start)
+            start = std::prev(it)->second;
         while (it != busy_until_.end() && it->first < start + duration) {
             if (it->second > start) start = it->second;
             ++it;
@@ -50,7 +51,7 @@ public:
     }
     size_t intervals() const { return busy_until_.size(); }
 
-private:
+  private:
     // Adds [g.start, g.end), merged with the intervals it touches.
     void insert(const Grant& g) {
         sc_core::sc_time s = g.start, e = g.end;
@@ -62,7 +63,8 @@ private:
         if (e > last_end_) last_end_ = e;
     }
     void forget_before(const sc_core::sc_time& now) {
-        while (!busy_until_.empty() && busy_until_.begin()->second < now) busy_until_.erase(busy_until_.begin());
+        while (!busy_until_.empty() && busy_until_.begin()->second < now)
+            busy_until_.erase(busy_until_.begin());
     }
     // A ratio of two integer time values: whole nanoseconds stay exact when summed.
     static double to_ns(const sc_core::sc_time& t) {

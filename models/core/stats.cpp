@@ -78,9 +78,9 @@ double Distribution::percentile(double p) const {
 }
 
 Json Distribution::to_json(double) const {
-    Json j = {{"count", count_}, {"mean", mean()},          {"min", min()},
+    Json j = {{"count", count_},       {"mean", mean()},        {"min", min()},
               {"p50", percentile(50)}, {"p90", percentile(90)}, {"p99", percentile(99)},
-              {"max", max()},      {"unit", unit()}};
+              {"max", max()},          {"unit", unit()}};
     Json bins = Json::array();
     const int size = hist_.axis().size();
     for (auto&& bin : boost::histogram::indexed(hist_, boost::histogram::coverage::all)) {
@@ -110,8 +110,8 @@ std::string Distribution::group_summary(const std::vector<const Stat*>& g, doubl
         n += d.count(), sum += d.mean() * double(d.count()), mx = std::max(mx, d.max());
     }
     if (!n) return "no samples" + over(g.size());
-    return "n " + std::to_string(n) + ", mean " + fmt(sum / double(n), unit()) + ", max " + fmt(mx, unit()) +
-           over(g.size());
+    return "n " + std::to_string(n) + ", mean " + fmt(sum / double(n), unit()) + ", max " +
+           fmt(mx, unit()) + over(g.size());
 }
 
 void Occupancy::occupy(double wait_ns, double busy_ns) {
@@ -136,15 +136,16 @@ Json Occupancy::to_json(double elapsed_ns) const {
 }
 
 std::string Occupancy::summary(double elapsed_ns) const {
-    return "util " + fmt(100.0 * per_time(busy_ns_, elapsed_ns)) + "%, " +
-           std::to_string(grants_) + " grants";
+    return "util " + fmt(100.0 * per_time(busy_ns_, elapsed_ns)) + "%, " + std::to_string(grants_) +
+           " grants";
 }
 
 std::string Occupancy::group_summary(const std::vector<const Stat*>& g, double elapsed_ns) const {
     double e = elapsed_ns > 0 ? elapsed_ns : 1, busy = 0, most = 0;
-    for (const Stat* s : g) busy += as<Occupancy>(s).busy_ns(), most = std::max(most, as<Occupancy>(s).busy_ns());
-    return "util mean " + fmt(100.0 * busy / double(g.size()) / e) + "%, max " + fmt(100.0 * most / e) + "%" +
-           over(g.size());
+    for (const Stat* s : g)
+        busy += as<Occupancy>(s).busy_ns(), most = std::max(most, as<Occupancy>(s).busy_ns());
+    return "util mean " + fmt(100.0 * busy / double(g.size()) / e) + "%, max " +
+           fmt(100.0 * most / e) + "%" + over(g.size());
 }
 
 template <class T, class... A>
@@ -197,7 +198,8 @@ Json StatsRegistry::to_json(const Json& header, double elapsed_ns) const {
     return root;
 }
 
-void StatsRegistry::write_json(const std::string& path, const Json& header, double elapsed_ns) const {
+void StatsRegistry::write_json(const std::string& path, const Json& header,
+                               double elapsed_ns) const {
     std::ofstream f(path);
     if (!f) throw InputError(path, "", "cannot open for writing");
     f << to_json(header, elapsed_ns).dump(1) << "\n";
@@ -206,14 +208,17 @@ void StatsRegistry::write_json(const std::string& path, const Json& header, doub
 }
 
 void StatsRegistry::print_summary(std::ostream& os, double elapsed_ns) const {
-    // Group by the module name with its numbers starred, then by statistic name, in first-seen order.
+    // Group by the module name with its numbers starred, then by statistic name, in first-seen
+    // order.
     std::vector<std::string> order;
     std::map<std::string, std::vector<const Stat*>> groups;
     for (const auto& [module, list] : modules_) {
         std::string pattern;
         for (size_t i = 0; i < module.size(); ++i) {
             if (std::isdigit(static_cast<unsigned char>(module[i]))) {
-                while (i + 1 < module.size() && std::isdigit(static_cast<unsigned char>(module[i + 1]))) ++i;
+                while (i + 1 < module.size() &&
+                       std::isdigit(static_cast<unsigned char>(module[i + 1])))
+                    ++i;
                 pattern += '*';
             } else {
                 pattern += module[i];
@@ -237,11 +242,13 @@ void StatsRegistry::print_summary(std::ostream& os, double elapsed_ns) const {
             for (const auto& [module, list] : modules_)
                 for (const auto& e : list)
                     if (e.stat.get() == g[0]) name = module + "." + e.stat->name();
-        rows.emplace_back(name, g.size() == 1 ? g[0]->summary(elapsed_ns) : g[0]->group_summary(g, elapsed_ns));
+        rows.emplace_back(
+            name, g.size() == 1 ? g[0]->summary(elapsed_ns) : g[0]->group_summary(g, elapsed_ns));
         w = std::max(w, name.size());
     }
     const auto flags = os.flags();
-    for (const auto& [name, value] : rows) os << "  " << std::left << std::setw(int(w)) << name << "  " << value << "\n";
+    for (const auto& [name, value] : rows)
+        os << "  " << std::left << std::setw(int(w)) << name << "  " << value << "\n";
     os.flags(flags);
 }
 

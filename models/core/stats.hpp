@@ -19,7 +19,7 @@ namespace canopy::core {
 using Json = nlohmann::ordered_json;
 
 class Stat {
-public:
+  public:
     Stat(std::string name, std::string unit, std::string desc)
         : name_(std::move(name)), unit_(std::move(unit)), desc_(std::move(desc)) {}
     virtual ~Stat() = default;
@@ -27,17 +27,18 @@ public:
     // One short value for the terminal summary.
     virtual std::string summary(double elapsed_ns) const = 0;
     // The same for a group of like statistics of like modules (nand.ch*.die*), all of this type.
-    virtual std::string group_summary(const std::vector<const Stat*>& group, double elapsed_ns) const = 0;
+    virtual std::string group_summary(const std::vector<const Stat*>& group,
+                                      double elapsed_ns) const = 0;
     const std::string& name() const { return name_; }
     const std::string& unit() const { return unit_; }
     const std::string& description() const { return desc_; }
 
-private:
+  private:
     std::string name_, unit_, desc_;
 };
 
 class Counter : public Stat {
-public:
+  public:
     using Stat::Stat;
     void add(uint64_t n = 1) { value_ += n; }
     uint64_t value() const { return value_; }
@@ -45,13 +46,13 @@ public:
     std::string summary(double) const override;
     std::string group_summary(const std::vector<const Stat*>& g, double) const override;
 
-private:
+  private:
     uint64_t value_ = 0;
 };
 
 // A running total with a unit, e.g. energy in uJ.
 class Sum : public Stat {
-public:
+  public:
     using Stat::Stat;
     void add(double v) { value_ += v; }
     double value() const { return value_; }
@@ -59,7 +60,7 @@ public:
     std::string summary(double) const override;
     std::string group_summary(const std::vector<const Stat*>& g, double) const override;
 
-private:
+  private:
     double value_ = 0;
 };
 
@@ -67,7 +68,7 @@ private:
 // `kBinsPerDecade` bins per decade, so they are exact to within half a bin (about 1.2%);
 // count, mean, min and max are exact. Memory does not grow with the number of samples.
 class Distribution : public Stat {
-public:
+  public:
     static constexpr int kBinsPerDecade = 100;
     static constexpr double kLow = 1e-3, kHigh = 1e13;
 
@@ -82,7 +83,7 @@ public:
     std::string summary(double) const override;
     std::string group_summary(const std::vector<const Stat*>& g, double) const override;
 
-private:
+  private:
     using Axis = boost::histogram::axis::regular<double, boost::histogram::axis::transform::log>;
     boost::histogram::histogram<std::tuple<Axis>> hist_;
     uint64_t count_ = 0;
@@ -93,7 +94,7 @@ private:
 // owner calls `occupy(wait, busy)` per grant; utilisation = busy / elapsed and, by Little's law,
 // mean queue depth = total wait / elapsed.
 class Occupancy : public Stat {
-public:
+  public:
     using Stat::Stat;
     void occupy(double wait_ns, double busy_ns);
     uint64_t grants() const { return grants_; }
@@ -103,13 +104,13 @@ public:
     std::string summary(double elapsed_ns) const override;
     std::string group_summary(const std::vector<const Stat*>& g, double elapsed_ns) const override;
 
-private:
+  private:
     uint64_t grants_ = 0;
     double busy_ns_ = 0, wait_ns_ = 0, max_wait_ns_ = 0;
 };
 
 class StatsRegistry {
-public:
+  public:
     // Registration returns a reference that stays valid for the registry's lifetime.
     // `key` stats are shown in the end-of-run summary.
     Counter& counter(const std::string& module, const std::string& name, const std::string& desc,
@@ -118,8 +119,8 @@ public:
              const std::string& desc, bool key = false);
     Distribution& distribution(const std::string& module, const std::string& name,
                                const std::string& unit, const std::string& desc, bool key = false);
-    Occupancy& occupancy(const std::string& module, const std::string& name, const std::string& desc,
-                         bool key = false);
+    Occupancy& occupancy(const std::string& module, const std::string& name,
+                         const std::string& desc, bool key = false);
 
     const Stat* find(const std::string& module, const std::string& name) const;
 
@@ -130,7 +131,7 @@ public:
     // in numbers (nand.ch0.die3, nand.ch1.die0) share one row: "nand.ch*.die*.energy".
     void print_summary(std::ostream& os, double elapsed_ns) const;
 
-private:
+  private:
     struct Entry {
         std::unique_ptr<Stat> stat;
         bool key;

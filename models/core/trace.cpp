@@ -13,9 +13,12 @@ static constexpr int kPid = 1;
 static void write_escaped(std::FILE* f, std::string_view s) {
     std::fputc('"', f);
     for (char c : s) {
-        if (c == '"' || c == '\\') std::fputc('\\', f), std::fputc(c, f);
-        else if (static_cast<unsigned char>(c) < 0x20) std::fprintf(f, "\\u%04x", c);
-        else std::fputc(c, f);
+        if (c == '"' || c == '\\')
+            std::fputc('\\', f), std::fputc(c, f);
+        else if (static_cast<unsigned char>(c) < 0x20)
+            std::fprintf(f, "\\u%04x", c);
+        else
+            std::fputc(c, f);
     }
     std::fputc('"', f);
 }
@@ -34,8 +37,10 @@ void TransactionTrace::open(const std::string& path) {
     last_hop_.clear();
     std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
     begin_event();
-    std::fprintf(file_, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-                        "\"args\":{\"name\":\"canopy\"}}", kPid);
+    std::fprintf(file_,
+                 "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+                 "\"args\":{\"name\":\"canopy\"}}",
+                 kPid);
     // Name the tracks that modules asked for before the trace was opened, in track order.
     std::vector<const std::pair<const std::string, int>*> known;
     for (const auto& t : tracks_) known.push_back(&t);
@@ -102,13 +107,16 @@ void TransactionTrace::complete(int track, const char* name, const char* categor
     if (it != last_hop_.end()) {
         uint64_t id = ++last_flow_edge_;
         begin_event();
-        std::fprintf(file_, "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%" PRIu64
-                            ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
+        std::fprintf(file_,
+                     "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%" PRIu64
+                     ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
                      id, us(it->second.start), kPid, it->second.track);
         begin_event();
-        std::fprintf(file_, "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
-                            ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
-                     id, us(start), kPid, track);
+        std::fprintf(
+            file_,
+            "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
+            ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
+            id, us(start), kPid, track);
     }
     last_hop_[flow] = Hop{track, start};
 }

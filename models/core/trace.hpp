@@ -7,15 +7,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <systemc>
 #include <unordered_map>
 #include <utility>
 #include <vector>
-#include <systemc>
 
 namespace canopy::core {
 
 class TransactionTrace {
-public:
+  public:
     struct Arg {
         const char* key;
         std::string value;  // written as a JSON string
@@ -38,7 +38,7 @@ public:
 
     static std::string hex(uint64_t v);
 
-private:
+  private:
     void begin_event();
     void write_track_name(const std::string& module, int track);
     struct Hop {

@@ -13,7 +13,8 @@ Waves::~Waves() { close(); }
 void Waves::open(const std::string& path) {
     close();
     std::string base = path;
-    if (base.size() > 4 && base.compare(base.size() - 4, 4, ".vcd") == 0) base.resize(base.size() - 4);
+    if (base.size() > 4 && base.compare(base.size() - 4, 4, ".vcd") == 0)
+        base.resize(base.size() - 4);
     // SystemC opens the file only when simulation starts and then reports a failure as an
     // sc_report; check now, so that a bad path is an input error before anything runs.
     const std::string name = base + ".vcd";

@@ -12,7 +12,7 @@
 namespace canopy::core {
 
 class Waves {
-public:
+  public:
     ~Waves();
     // Must be called before the modules that register probes are built.
     void open(const std::string& path);
@@ -20,7 +20,7 @@ public:
     sc_core::sc_trace_file* file() const { return file_; }
     void close();
 
-private:
+  private:
     sc_core::sc_trace_file* file_ = nullptr;
 };
 
@@ -29,11 +29,15 @@ private:
 // `static void apply(State&, const Event&)` and `static T value(const State&)`.
 template <class T, class State, class Event, class Fold>
 class ScheduledSignal : public sc_core::sc_module {
-public:
+  public:
     SC_HAS_PROCESS(ScheduledSignal);
     // The signal appears in the VCD under `trace_name` (dots become scopes).
-    ScheduledSignal(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name, State initial)
-        : sc_module(name), on_(waves.enabled()), state_(initial), signal_("signal", Fold::value(initial)) {
+    ScheduledSignal(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name,
+                    State initial)
+        : sc_module(name),
+          on_(waves.enabled()),
+          state_(initial),
+          signal_("signal", Fold::value(initial)) {
         if (!on_) return;
         sc_core::sc_trace(waves.file(), signal_, trace_name);
         SC_METHOD(apply);
@@ -43,7 +47,7 @@ public:
 
     bool enabled() const { return on_; }
 
-protected:
+  protected:
     // Schedules `e` for simulated time `at` (now if `at` is in the past).
     void post(const Event& e, const sc_core::sc_time& at) {
         if (!on_) return;
@@ -51,7 +55,7 @@ protected:
         notify_next();
     }
 
-private:
+  private:
     void apply() {
         auto end = pending_.upper_bound(sc_core::sc_time_stamp());
         for (auto it = pending_.begin(); it != end; ++it) Fold::apply(state_, it->second);
@@ -82,8 +86,9 @@ struct LastValue {
 // A value (a die's state, a queue depth): the latest one set wins.
 template <class T>
 class Probe : public ScheduledSignal<T, T, T, LastValue<T>> {
-public:
-    Probe(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name, T initial = T())
+  public:
+    Probe(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name,
+          T initial = T())
         : ScheduledSignal<T, T, T, LastValue<T>>(name, waves, trace_name, initial) {}
     // The value `v` from simulated time `at` on (now if `at` is in the past).
     void set(const T& v, const sc_core::sc_time& at) { this->post(v, at); }
@@ -97,7 +102,7 @@ struct BusyCount {
 // A busy flag driven by busy intervals, which may be reported out of time order, touch or
 // overlap: high while any interval covers the time.
 class BusyProbe : public ScheduledSignal<bool, int, int, BusyCount> {
-public:
+  public:
     BusyProbe(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name)
         : ScheduledSignal<bool, int, int, BusyCount>(name, waves, trace_name, 0) {}
     void busy(const sc_core::sc_time& start, const sc_core::sc_time& end) {

@@ -16,7 +16,7 @@ struct PageAddress {
 };
 
 class RowCodec {
-public:
+  public:
     explicit RowCodec(const Geometry& g);
     uint32_t encode(uint32_t plane, uint32_t block, uint32_t page, uint32_t lun = 0) const;
     // The die (LUN) a row names; a die refuses rows of another.
@@ -26,7 +26,7 @@ public:
     std::string check(uint32_t row) const;
     uint32_t pbm_bytes() const { return (wordlines_ + 7) / 8; }
 
-private:
+  private:
     uint32_t page_bits_, plane_bits_, block_bits_, lun_bits_;
     uint32_t wordlines_, planes_, blocks_;
 };

@@ -2,8 +2,8 @@
 
 namespace canopy::nand {
 
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 ChannelBus::ChannelBus(const std::string& name, const Timing& t, core::Services& s)
     : name_(name),

@@ -13,7 +13,7 @@
 namespace canopy::nand {
 
 class ChannelBus {
-public:
+  public:
     ChannelBus(const std::string& name, const Timing& t, core::Services& s);
 
     // Occupies the bus from max(at, free) for `cycles` command/address cycles, `bytes` data
@@ -26,7 +26,7 @@ public:
     const std::string& name() const { return name_; }
     int track() const { return track_; }
 
-private:
+  private:
     std::string name_;
     double ns_per_cycle_, ns_per_byte_;
     core::BusyProbe busy_probe_;

@@ -4,11 +4,11 @@
 // annotated delay comes back as the time until the die is ready again.
 #pragma once
 
+#include <tlm_utils/simple_target_socket.h>
 #include <memory>
-#include <vector>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
+#include <vector>
 
 #include "nand/bus.hpp"
 #include "nand/die.hpp"
@@ -16,7 +16,7 @@
 namespace canopy::nand {
 
 class Channel : public sc_core::sc_module {
-public:
+  public:
     tlm_utils::simple_target_socket<Channel> target;
 
     Channel(sc_core::sc_module_name name, const NandConfig& cfg, core::Services& services,
@@ -25,7 +25,7 @@ public:
     Die& die(uint32_t i) { return *dies_.at(i); }
     uint32_t dies() const { return uint32_t(dies_.size()); }
 
-private:
+  private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     ChannelBus bus_;
@@ -34,14 +34,14 @@ private:
 
 // The whole array: `channels` channels of `dies_per_channel` dies. Named "nand" in a platform.
 class FlashArray : public sc_core::sc_module {
-public:
+  public:
     FlashArray(sc_core::sc_module_name name, const NandConfig& cfg, core::Services& services);
 
     Channel& channel(uint32_t i) { return *channels_.at(i); }
     Die& die(uint32_t ch, uint32_t d) { return channels_.at(ch)->die(d); }
     const NandConfig& config() const { return cfg_; }
 
-private:
+  private:
     NandConfig cfg_;
     std::vector<std::unique_ptr<Channel>> channels_;
 };

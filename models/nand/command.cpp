@@ -6,20 +6,34 @@ namespace canopy::nand {
 
 const char* op_name(OpKind k) {
     switch (k) {
-        case OpKind::None: return "NONE";
-        case OpKind::Reset: return "RESET";
-        case OpKind::ReadStatus: return "READ_STATUS";
-        case OpKind::Read: return "READ";
-        case OpKind::CacheRead: return "CACHE_READ";
-        case OpKind::CacheReadEnd: return "CACHE_READ_END";
-        case OpKind::DataOut: return "DATA_OUT";
-        case OpKind::Program: return "PROGRAM";
-        case OpKind::Erase: return "ERASE";
-        case OpKind::SetFeatures: return "SET_FEATURES";
-        case OpKind::GetFeatures: return "GET_FEATURES";
-        case OpKind::Mws: return "MWS";
-        case OpKind::Xor: return "XOR";
-        case OpKind::Count: break;
+        case OpKind::None:
+            return "NONE";
+        case OpKind::Reset:
+            return "RESET";
+        case OpKind::ReadStatus:
+            return "READ_STATUS";
+        case OpKind::Read:
+            return "READ";
+        case OpKind::CacheRead:
+            return "CACHE_READ";
+        case OpKind::CacheReadEnd:
+            return "CACHE_READ_END";
+        case OpKind::DataOut:
+            return "DATA_OUT";
+        case OpKind::Program:
+            return "PROGRAM";
+        case OpKind::Erase:
+            return "ERASE";
+        case OpKind::SetFeatures:
+            return "SET_FEATURES";
+        case OpKind::GetFeatures:
+            return "GET_FEATURES";
+        case OpKind::Mws:
+            return "MWS";
+        case OpKind::Xor:
+            return "XOR";
+        case OpKind::Count:
+            break;
     }
     return "?";
 }
@@ -40,7 +54,8 @@ CommandExt& CommandExt::data_out(uint32_t n) { return push(*this, Cycle::DataOut
 uint32_t CommandExt::data_bytes() const {
     uint32_t n = 0;
     for (uint16_t i = 0; i < n_cycles; ++i)
-        if (cycles[i].kind == Cycle::DataIn || cycles[i].kind == Cycle::DataOut) n += cycles[i].length;
+        if (cycles[i].kind == Cycle::DataIn || cycles[i].kind == Cycle::DataOut)
+            n += cycles[i].length;
     return n;
 }
 

@@ -26,10 +26,10 @@ constexpr uint8_t kSetFeatures = 0xEF, kGetFeatures = 0xEE;
 // Vendor-style mode prefixes before a program (a TLC part programs TLC without prefix)
 constexpr uint8_t kPrefixSlc = 0xA2, kPrefixMlc = 0xA1, kPrefixRandomise = 0x9A;
 // Flash-Cosmos (Figure 15)
-constexpr uint8_t kPrefixEsp = 0xA5;         // ESP PROGRAM: prefix + regular program interface
-constexpr uint8_t kIscm = 0xB0;              // B0h-BFh: ISCM slot, flags in the low nibble
+constexpr uint8_t kPrefixEsp = 0xA5;  // ESP PROGRAM: prefix + regular program interface
+constexpr uint8_t kIscm = 0xB0;       // B0h-BFh: ISCM slot, flags in the low nibble
 constexpr uint8_t kCont = 0xC1, kConf = 0xC0;
-constexpr uint8_t kXor = 0xC5;               // C-latch = S-latch XOR C-latch
+constexpr uint8_t kXor = 0xC5;  // C-latch = S-latch XOR C-latch
 }  // namespace op
 
 // ISCM flags (Figure 15a): the four functions the MWS command switches on or off.
@@ -41,7 +41,7 @@ constexpr uint8_t kInverse = 1, kInitS = 2, kInitC = 4, kTransfer = 8;
 namespace feature {
 constexpr uint8_t kTimingMode = 0x01;  // ONFI; stored and returned
 constexpr uint8_t kEspFactor = 0x90;   // P1 = tESP/tPROG x 10 (ISPP extra steps of ESP)
-}
+}  // namespace feature
 
 // Status register bits (ONFI).
 namespace status {
@@ -57,8 +57,20 @@ struct Cycle {
 
 // The operation a sequence decoded to, for statistics and the trace.
 enum class OpKind : uint8_t {
-    None, Reset, ReadStatus, Read, CacheRead, CacheReadEnd, DataOut, Program, Erase,
-    SetFeatures, GetFeatures, Mws, Xor, Count
+    None,
+    Reset,
+    ReadStatus,
+    Read,
+    CacheRead,
+    CacheReadEnd,
+    DataOut,
+    Program,
+    Erase,
+    SetFeatures,
+    GetFeatures,
+    Mws,
+    Xor,
+    Count
 };
 const char* op_name(OpKind k);
 
@@ -72,7 +84,7 @@ struct CommandExt : core::Extension<CommandExt> {
     // Filled in by the die.
     OpKind op = OpKind::None;
     uint8_t status = 0;
-    std::string error;      // empty unless refused
+    std::string error;  // empty unless refused
     double energy_pj = 0;
     uint64_t issue_ps = 0, done_ps = 0;
     uint64_t array_start_ps = 0, array_end_ps = 0;  // the array operation, if any

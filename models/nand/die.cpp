@@ -7,8 +7,8 @@
 
 namespace canopy::nand {
 
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 using sc_core::SC_US;
 using sc_core::SC_ZERO_TIME;
 
@@ -34,7 +34,7 @@ struct Die::Decoded {
 
 // Walks the cycles of a sequence; each expectation that fails names what was expected where.
 class Cursor {
-public:
+  public:
     Cursor(const CommandExt& c, uint32_t length) : c_(c), length_(length) {}
     bool done() const { return i_ >= c_.n_cycles; }
     const Cycle* peek() const { return done() ? nullptr : &c_.cycles[i_]; }
@@ -44,14 +44,15 @@ public:
         return true;
     }
     std::string expect_cmd(uint8_t v, const char* after) {
-        return take_cmd(v) ? std::string() : where() + "expected command " + hex(v) + " after " + after;
+        return take_cmd(v) ? std::string()
+                           : where() + "expected command " + hex(v) + " after " + after;
     }
     std::string addr(int n, uint64_t& out, const char* after) {
         out = 0;
         for (int k = 0; k < n; ++k) {
             if (done() || c_.cycles[i_].kind != Cycle::Addr)
-                return where() + "expected " + std::to_string(n) + " address cycles after " + after +
-                       ", got " + std::to_string(k);
+                return where() + "expected " + std::to_string(n) + " address cycles after " +
+                       after + ", got " + std::to_string(k);
             out |= uint64_t(c_.cycles[i_].value) << (8 * k);
             ++i_, ++cycles_;
         }
@@ -81,7 +82,7 @@ public:
         return b;
     }
 
-private:
+  private:
     const CommandExt& c_;
     uint32_t length_;
     uint16_t i_ = 0;
@@ -101,17 +102,23 @@ Die::Die(sc_core::sc_module_name name, const NandConfig& cfg, core::Services& se
       model_(cfg.reliability),
       rng_(core::derive_seed(services.seed, this->name())),
       state_probe_("state_probe", services.waves, std::string(this->name()) + ".state"),
-      array_(&services.stats.occupancy(this->name(), "array", "die array busy (sense/program/erase)", true),
+      array_(&services.stats.occupancy(this->name(), "array",
+                                       "die array busy (sense/program/erase)", true),
              nullptr),
       track_(services.trace.track(this->name())),
-      refused_(services.stats.counter(this->name(), "refused", "illegal command sequences refused")),
+      refused_(
+          services.stats.counter(this->name(), "refused", "illegal command sequences refused")),
       bits_sensed_(services.stats.counter(this->name(), "bits_sensed", "cell bits sensed")),
-      bit_errors_(services.stats.counter(this->name(), "bit_errors", "raw bit errors injected at sensing")),
-      wordlines_sensed_(services.stats.counter(this->name(), "wordlines_sensed", "wordlines sensed (MWS operands)")),
+      bit_errors_(
+          services.stats.counter(this->name(), "bit_errors", "raw bit errors injected at sensing")),
+      wordlines_sensed_(services.stats.counter(this->name(), "wordlines_sensed",
+                                               "wordlines sensed (MWS operands)")),
       energy_uj_(services.stats.sum(this->name(), "energy", "uJ", "array and I/O energy", true)) {
     for (uint32_t p = 0; p < cfg.geometry.planes_per_die; ++p)
         planes_.push_back(std::make_unique<Plane>(
-            cfg, model_, core::derive_seed(services.seed, std::string(this->name()) + ".plane" + std::to_string(p))));
+            cfg, model_,
+            core::derive_seed(services.seed,
+                              std::string(this->name()) + ".plane" + std::to_string(p))));
     features_[feature::kEspFactor][0] = uint8_t(std::lround(cfg.timing.esp_factor * 10));
 }
 
@@ -125,9 +132,12 @@ uint8_t Die::status_at(const sc_time& t) const {
 
 double Die::read_time_us(CellMode m) const {
     switch (m) {
-        case CellMode::Mlc: return cfg_.timing.t_read_mlc_us;
-        case CellMode::Tlc: return cfg_.timing.t_read_tlc_us;
-        default: return cfg_.timing.t_read_slc_us;
+        case CellMode::Mlc:
+            return cfg_.timing.t_read_mlc_us;
+        case CellMode::Tlc:
+            return cfg_.timing.t_read_tlc_us;
+        default:
+            return cfg_.timing.t_read_slc_us;
     }
 }
 
@@ -135,11 +145,16 @@ std::string Die::decode(const CommandExt& c, uint32_t length, Decoded& d) const 
     Cursor k(c, length);
     bool prefixed = false;
     for (;;) {  // mode prefixes
-        if (k.take_cmd(op::kPrefixSlc)) d.mode = CellMode::Slc;
-        else if (k.take_cmd(op::kPrefixMlc)) d.mode = CellMode::Mlc;
-        else if (k.take_cmd(op::kPrefixEsp)) d.mode = CellMode::Esp;
-        else if (k.take_cmd(op::kPrefixRandomise)) d.randomise = true;
-        else break;
+        if (k.take_cmd(op::kPrefixSlc))
+            d.mode = CellMode::Slc;
+        else if (k.take_cmd(op::kPrefixMlc))
+            d.mode = CellMode::Mlc;
+        else if (k.take_cmd(op::kPrefixEsp))
+            d.mode = CellMode::Esp;
+        else if (k.take_cmd(op::kPrefixRandomise))
+            d.randomise = true;
+        else
+            break;
         prefixed = true;
     }
     const Cycle* first = k.peek();
@@ -172,9 +187,12 @@ std::string Die::decode(const CommandExt& c, uint32_t length, Decoded& d) const 
                 if (!(e = k.expect_cmd(op::kRead1, "32h")).empty()) return e;
                 continue;
             }
-            if (k.take_cmd(op::kRead2)) d.op = OpKind::Read;
-            else if (k.take_cmd(op::kReadCacheRandom) && d.n_rows == 1) d.op = OpKind::CacheRead;
-            else return k.where() + "expected 30h, 31h or 32h to end the read address";
+            if (k.take_cmd(op::kRead2))
+                d.op = OpKind::Read;
+            else if (k.take_cmd(op::kReadCacheRandom) && d.n_rows == 1)
+                d.op = OpKind::CacheRead;
+            else
+                return k.where() + "expected 30h, 31h or 32h to end the read address";
             break;
         }
     } else if (k.take_cmd(op::kReadCacheEnd)) {
@@ -182,7 +200,8 @@ std::string Die::decode(const CommandExt& c, uint32_t length, Decoded& d) const 
     } else if (k.take_cmd(op::kChangeReadColumn1) || k.take_cmd(op::kChangeReadColumnEnh)) {
         d.op = OpKind::DataOut;
         d.explicit_plane = opcode == op::kChangeReadColumnEnh;
-        if (!(e = k.addr(d.explicit_plane ? 5 : 2, a, Cursor::hex(opcode).c_str())).empty()) return e;
+        if (!(e = k.addr(d.explicit_plane ? 5 : 2, a, Cursor::hex(opcode).c_str())).empty())
+            return e;
         d.column = uint32_t(a & 0xFFFF);
         if (d.explicit_plane && !(e = add_row(row_of(a))).empty()) return e;
         if (!(e = k.expect_cmd(op::kChangeReadColumn2, "the column address")).empty()) return e;
@@ -200,8 +219,9 @@ std::string Die::decode(const CommandExt& c, uint32_t length, Decoded& d) const 
             uint32_t col = uint32_t(a & 0xFFFF), off = 0, len = 0;
             k.data(Cycle::DataIn, off, len);
             if (col + uint64_t(len) > cfg_.geometry.page_total_bytes())
-                return "data in of " + std::to_string(len) + " bytes at column " + std::to_string(col) +
-                       " runs past the " + std::to_string(cfg_.geometry.page_total_bytes()) + "-byte page";
+                return "data in of " + std::to_string(len) + " bytes at column " +
+                       std::to_string(col) + " runs past the " +
+                       std::to_string(cfg_.geometry.page_total_bytes()) + "-byte page";
             d.din_column[d.n_rows - 1] = col;
             d.din_offset[d.n_rows - 1] = off;
             d.din_length[d.n_rows - 1] = len;
@@ -235,40 +255,50 @@ std::string Die::decode(const CommandExt& c, uint32_t length, Decoded& d) const 
         uint32_t off = 0, len = 0;
         if (!k.data(set ? Cycle::DataIn : Cycle::DataOut, off, len) || len != 4)
             return k.where() + "expected a 4-byte data phase (P1-P4)";
-        if (set) d.din_offset[0] = off, d.din_length[0] = len, d.din_bytes = len;
-        else d.dout_offset = off, d.dout_length = len;
+        if (set)
+            d.din_offset[0] = off, d.din_length[0] = len, d.din_bytes = len;
+        else
+            d.dout_offset = off, d.dout_length = len;
     } else if ((opcode & 0xF0) == op::kIscm) {
         k.take_cmd(opcode);
         d.op = OpKind::Mws;
         const uint8_t f = opcode & 0x0F;
-        d.flags = SenseFlags{bool(f & iscm::kInverse), bool(f & iscm::kInitS), bool(f & iscm::kInitC),
-                             bool(f & iscm::kTransfer)};
+        d.flags = SenseFlags{bool(f & iscm::kInverse), bool(f & iscm::kInitS),
+                             bool(f & iscm::kInitC), bool(f & iscm::kTransfer)};
         if (d.flags.inverse && !d.flags.init_s)
             return "an inverse read initialises the S-latch, so it needs the S-latch init flag "
-                   "(ISCM " + Cursor::hex(uint8_t(op::kIscm | iscm::kInverse | iscm::kInitS)) + ")";
+                   "(ISCM " +
+                   Cursor::hex(uint8_t(op::kIscm | iscm::kInverse | iscm::kInitS)) + ")";
         const int pbm_cycles = int(codec_.pbm_bytes());
         for (;;) {
             uint64_t row = 0, pbm = 0;
             if (!(e = k.addr(3, row, "the ISCM/CONT slot")).empty()) return e;
             if (!(e = k.addr(pbm_cycles, pbm, "the block address (page bitmap)")).empty()) return e;
-            if (d.n_slots >= kMaxSlots) return "more than " + std::to_string(kMaxSlots) + " block slots";
+            if (d.n_slots >= kMaxSlots)
+                return "more than " + std::to_string(kMaxSlots) + " block slots";
             uint32_t plane, block, page;
-            if (std::string r = codec_.check(uint32_t(row)); !r.empty()) return "slot " + std::to_string(d.n_slots) + ": " + r;
+            if (std::string r = codec_.check(uint32_t(row)); !r.empty())
+                return "slot " + std::to_string(d.n_slots) + ": " + r;
             codec_.decode(uint32_t(row), plane, block, page);
-            if (d.n_slots == 0) d.slot_plane = plane;
+            if (d.n_slots == 0)
+                d.slot_plane = plane;
             else if (plane != d.slot_plane)
                 return "slot " + std::to_string(d.n_slots) + ": block " + std::to_string(block) +
                        " is in plane " + std::to_string(plane) + " but slot 0 is in plane " +
                        std::to_string(d.slot_plane) + "; operands must share bitlines";
             if (uint32_t lun = codec_.lun(uint32_t(row)); lun != index_)
-                return "slot " + std::to_string(d.n_slots) + ": operand in die " + std::to_string(lun) +
-                       " but the command went to die " + std::to_string(index_);
-            if (cfg_.geometry.wordlines_per_block < 64 && (pbm >> cfg_.geometry.wordlines_per_block))
-                return "slot " + std::to_string(d.n_slots) + ": page bitmap selects wordlines past " +
+                return "slot " + std::to_string(d.n_slots) + ": operand in die " +
+                       std::to_string(lun) + " but the command went to die " +
+                       std::to_string(index_);
+            if (cfg_.geometry.wordlines_per_block < 64 &&
+                (pbm >> cfg_.geometry.wordlines_per_block))
+                return "slot " + std::to_string(d.n_slots) +
+                       ": page bitmap selects wordlines past " +
                        std::to_string(cfg_.geometry.wordlines_per_block - 1);
             d.slots[d.n_slots++] = SenseSlot{block, pbm};
             if (k.take_cmd(op::kCont)) continue;
-            if (!(e = k.expect_cmd(op::kConf, "the block address (CONT or CONF)")).empty()) return e;
+            if (!(e = k.expect_cmd(op::kConf, "the block address (CONT or CONF)")).empty())
+                return e;
             break;
         }
         if (d.n_slots > cfg_.power.mws_max_blocks)
@@ -290,13 +320,17 @@ std::string Die::decode(const CommandExt& c, uint32_t length, Decoded& d) const 
                 return "address in die " + std::to_string(lun) + " but the command went to die " +
                        std::to_string(index_);
         }
-    // Multi-plane operations take one address per distinct plane.
+    // Multi-plane operations take one address per distinct plane, all at the same wordline (ONFI).
     for (uint32_t i = 0; i < d.n_rows; ++i)
         for (uint32_t j = 0; j < i; ++j) {
-            uint32_t pi, pj, b, w;
-            codec_.decode(d.rows[i], pi, b, w);
-            codec_.decode(d.rows[j], pj, b, w);
-            if (pi == pj) return "multi-plane operation names plane " + std::to_string(pi) + " twice";
+            uint32_t pi, pj, bi, bj, wi, wj;
+            codec_.decode(d.rows[i], pi, bi, wi);
+            codec_.decode(d.rows[j], pj, bj, wj);
+            if (pi == pj)
+                return "multi-plane operation names plane " + std::to_string(pi) + " twice";
+            if (wi != wj && d.op != OpKind::Erase)
+                return "multi-plane operation must address the same wordline in every plane (" +
+                       std::to_string(wj) + " and " + std::to_string(wi) + ")";
         }
     return {};
 }
@@ -313,7 +347,8 @@ std::string Die::check(const Decoded& d, const uint8_t* data) const {
                     return "plane " + std::to_string(plane) + ": " + e;
             }
             return {};
-        case OpKind::Mws: return planes_[d.slot_plane]->check_sense(d.slots.data(), d.n_slots);
+        case OpKind::Mws:
+            return planes_[d.slot_plane]->check_sense(d.slots.data(), d.n_slots);
         case OpKind::SetFeatures:
             if (d.feature == feature::kEspFactor && data) {
                 const uint8_t p1 = data[d.din_offset[0]];
@@ -322,11 +357,13 @@ std::string Die::check(const Decoded& d, const uint8_t* data) const {
                            " (tESP/tPROG x 10) is outside 10..40 (1.0x..4.0x)";
             }
             return {};
-        default: return {};
+        default:
+            return {};
     }
 }
 
-sc_time Die::execute(CommandExt& c, uint8_t* data, uint32_t length, const sc_time& at, uint64_t flow) {
+sc_time Die::execute(CommandExt& c, uint8_t* data, uint32_t length, const sc_time& at,
+                     uint64_t flow) {
     c.op = OpKind::None;
     c.error.clear();
     c.energy_pj = 0;
@@ -339,7 +376,8 @@ sc_time Die::execute(CommandExt& c, uint8_t* data, uint32_t length, const sc_tim
         // Refused: the cycles were on the bus, nothing else happens but the FAIL bit. The
         // controller has sent every command and address cycle and the data-in bytes it had.
         c.op = d.op;
-        c.error = "nand " + path_ + ": " + (d.op == OpKind::None ? "" : std::string(op_name(d.op)) + ": ") + err;
+        c.error = "nand " + path_ + ": " +
+                  (d.op == OpKind::None ? "" : std::string(op_name(d.op)) + ": ") + err;
         failed_ = true;
         c.status = status_at(at) | status::kFail;
         refused_.add();
@@ -390,11 +428,14 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
                 if (d.op == OpKind::CacheRead) {
                     // The page sensed before moves to the cache latch, then the new one is sensed.
                     Plane& p = *planes_[pl];
-                    if (functional) std::memcpy(p.latch(Plane::C), p.latch(Plane::S), p.page_words() * 8);
+                    if (functional)
+                        std::memcpy(p.latch(Plane::C), p.latch(Plane::S), p.page_words() * 8);
                     f = SenseFlags{false, true, false, false};
                 }
-                auto r = planes_[pl]->sense(&slot, 1, f, now_s, rng_, cfg_.reliability.inject_errors);
-                bits_sensed_.add(r.bits_sensed), bit_errors_.add(r.bit_errors), wordlines_sensed_.add(1);
+                auto r =
+                    planes_[pl]->sense(&slot, 1, f, now_s, rng_, cfg_.reliability.inject_errors);
+                bits_sensed_.add(r.bits_sensed), bit_errors_.add(r.bit_errors),
+                    wordlines_sensed_.add(1);
             }
             last_plane_ = plane;
             if (d.op == OpKind::CacheRead) array_us += T.t_cache_busy_us;
@@ -409,7 +450,8 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
         case OpKind::DataOut: {
             Plane& p = *planes_[d.explicit_plane ? plane : last_plane_];
             if (functional && data)
-                std::memcpy(data + d.dout_offset, reinterpret_cast<const uint8_t*>(p.latch(Plane::C)) + d.column,
+                std::memcpy(data + d.dout_offset,
+                            reinterpret_cast<const uint8_t*>(p.latch(Plane::C)) + d.column,
                             d.dout_length);
             break;
         }
@@ -426,8 +468,8 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
                 Plane& p = *planes_[pl];
                 p.load_begin();
                 if (functional && data && d.din_length[i]) {
-                    std::memcpy(reinterpret_cast<uint8_t*>(p.latch(Plane::C)) + d.din_column[i], data + d.din_offset[i],
-                                d.din_length[i]);
+                    std::memcpy(reinterpret_cast<uint8_t*>(p.latch(Plane::C)) + d.din_column[i],
+                                data + d.din_offset[i], d.din_length[i]);
                 }
                 p.program(b, w, d.mode, d.randomise, esp_factor(), now_s);
             }
@@ -458,16 +500,20 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
                 max_wl = std::max<uint32_t>(max_wl, uint32_t(__builtin_popcountll(d.slots[i].pbm)));
                 if (const BlockState* bs = p.block(d.slots[i].block))
                     for (uint64_t m = d.slots[i].pbm; m; m &= m - 1)
-                        if (read_time_us(bs->pages[__builtin_ctzll(m)].mode) > read_time_us(slowest))
+                        if (read_time_us(bs->pages[__builtin_ctzll(m)].mode) >
+                            read_time_us(slowest))
                             slowest = bs->pages[__builtin_ctzll(m)].mode;
             }
             const uint32_t wpb = cfg_.geometry.wordlines_per_block;
-            array_us = read_time_us(slowest) *
-                       (T.mws_fixed_latency ? mws_latency_factor(T, wpb, P.mws_max_blocks, wpb)
-                                            : mws_latency_factor(T, max_wl, uint32_t(d.n_slots), wpb));
+            array_us =
+                read_time_us(slowest) *
+                (T.mws_fixed_latency ? mws_latency_factor(T, wpb, P.mws_max_blocks, wpb)
+                                     : mws_latency_factor(T, max_wl, uint32_t(d.n_slots), wpb));
             power_mw *= mws_power_factor(P, max_wl, uint32_t(d.n_slots), wpb);
-            auto r = p.sense(d.slots.data(), d.n_slots, d.flags, now_s, rng_, cfg_.reliability.inject_errors);
-            bits_sensed_.add(r.bits_sensed), bit_errors_.add(r.bit_errors), wordlines_sensed_.add(r.wordlines);
+            auto r = p.sense(d.slots.data(), d.n_slots, d.flags, now_s, rng_,
+                             cfg_.reliability.inject_errors);
+            bits_sensed_.add(r.bits_sensed), bit_errors_.add(r.bit_errors),
+                wordlines_sensed_.add(r.wordlines);
             last_plane_ = d.slot_plane;
             if (tracing) {
                 args.push_back({"blocks", std::to_string(d.n_slots)});
@@ -480,24 +526,26 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
             planes_[plane]->xor_latches();
             last_plane_ = plane;
             break;
-        default: break;
+        default:
+            break;
     }
     // FAIL reports the last operation (refused ones set it in execute); status reads leave it.
     if (d.op != OpKind::ReadStatus) failed_ = false;
 
     // Timing: bus phase, then the array, then any data out.
-    const sc_time wb(T.t_wb_ns, SC_NS), ccs(T.t_ccs_ns, SC_NS);
+    const sc_time wb(T.t_wb_ns, SC_NS), ccs(T.t_ccs_ns, SC_NS), whr(T.t_whr_ns, SC_NS);
     sc_time done;
     const uint64_t dout = d.dout_length;
     if (d.op == OpKind::ReadStatus) {
-        auto g = bus_.transfer(at, d.bus_cycles, dout, dout ? ccs : SC_ZERO_TIME, true);
+        auto g = bus_.transfer(at, d.bus_cycles, dout, dout ? whr : SC_ZERO_TIME, true);
         if (data && dout) data[d.dout_offset] = status_at(g.start);
         done = g.end;
     } else if (d.op == OpKind::DataOut) {
         auto g = bus_.transfer(std::max(at, cache_ready_), d.bus_cycles, dout, ccs, true);
         done = g.end;
-        if (tracing) services_.trace.complete(bus_.track(), "DATA_OUT", "nand", g.start, g.end - g.start, flow,
-                                              {{"die", path_}, {"bytes", std::to_string(dout)}});
+        if (tracing)
+            services_.trace.complete(bus_.track(), "DATA_OUT", "nand", g.start, g.end - g.start,
+                                     flow, {{"die", path_}, {"bytes", std::to_string(dout)}});
     } else {
         sc_time ready = std::max({at, array_.free_at(), cache_ready_});
         auto g_bus = bus_.transfer(ready, d.bus_cycles, d.din_bytes, SC_ZERO_TIME, false);
@@ -507,7 +555,8 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
         done = g_arr.end;
         c.array_start_ps = uint64_t(g_arr.start.value());
         c.array_end_ps = uint64_t(g_arr.end.value());
-        cache_ready_ = d.op == OpKind::CacheRead ? g_arr.start + sc_time(T.t_cache_busy_us, SC_US) : g_arr.end;
+        cache_ready_ =
+            d.op == OpKind::CacheRead ? g_arr.start + sc_time(T.t_cache_busy_us, SC_US) : g_arr.end;
         if (d.op == OpKind::CacheRead) done = cache_ready_;
         if (dout) {  // GET FEATURES returns its parameters once the die is ready
             auto g = bus_.transfer(g_arr.end, 0, dout, ccs, true);
@@ -515,11 +564,13 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
         }
         c.energy_pj += power_mw * array_us * 1e3;  // mW x us = nJ = 1e3 pJ
         if (tracing) {
-            if (d.n_rows && d.op != OpKind::Mws) args.push_back({"row", core::TransactionTrace::hex(d.rows[0])});
+            if (d.n_rows && d.op != OpKind::Mws)
+                args.push_back({"row", core::TransactionTrace::hex(d.rows[0])});
             args.push_back({"cycles", std::to_string(d.bus_cycles)});
-            services_.trace.complete(bus_.track(), op_name(d.op), "nand", g_bus.start, g_bus.end - g_bus.start,
-                                     flow, {{"die", path_}});
-            services_.trace.complete(track_, op_name(d.op), "nand", g_arr.start, g_arr.end - g_arr.start, flow, args);
+            services_.trace.complete(bus_.track(), op_name(d.op), "nand", g_bus.start,
+                                     g_bus.end - g_bus.start, flow, {{"die", path_}});
+            services_.trace.complete(track_, op_name(d.op), "nand", g_arr.start,
+                                     g_arr.end - g_arr.start, flow, args);
         }
     }
     c.energy_pj += P.io_pj_per_byte * double(d.bus_cycles + d.din_bytes + dout);
@@ -533,9 +584,10 @@ void Die::account(OpKind op, const sc_time& issue, const sc_time& done) {
     if (!op_count_[i]) {
         std::string n = op_name(op);
         for (auto& ch : n) ch = char(std::tolower(ch));
-        op_count_[i] = &services_.stats.counter(name(), "cmd." + n, std::string(op_name(op)) + " commands");
-        op_latency_[i] = &services_.stats.distribution(name(), "latency." + n, "us",
-                                                       std::string(op_name(op)) + " issue-to-ready latency");
+        op_count_[i] =
+            &services_.stats.counter(name(), "cmd." + n, std::string(op_name(op)) + " commands");
+        op_latency_[i] = &services_.stats.distribution(
+            name(), "latency." + n, "us", std::string(op_name(op)) + " issue-to-ready latency");
     }
     op_count_[i]->add();
     op_latency_[i]->sample((done - issue).to_seconds() * 1e6);

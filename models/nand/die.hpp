@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 #include <systemc>
+#include <vector>
 
 #include "core/resource.hpp"
 #include "core/rng.hpp"
@@ -25,7 +25,7 @@
 namespace canopy::nand {
 
 class Die : public sc_core::sc_module {
-public:
+  public:
     Die(sc_core::sc_module_name name, const NandConfig& cfg, core::Services& services,
         ChannelBus& bus, uint32_t channel, uint32_t index);
 
@@ -44,7 +44,7 @@ public:
 
     struct Decoded;  // a sequence after decoding (die.cpp)
 
-private:
+  private:
     std::string decode(const CommandExt& c, uint32_t length, Decoded& d) const;
     std::string check(const Decoded& d, const uint8_t* data) const;
     void run(CommandExt& c, Decoded& d, uint8_t* data, const sc_core::sc_time& at, uint64_t flow);

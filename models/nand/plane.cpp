@@ -58,8 +58,7 @@ std::string Plane::check_program(uint32_t b, uint32_t wl, CellMode mode) const {
                " is not erased (programmed " + mode_name(p.mode) + ")";
     // SLC and ESP pages may share a block (both one bit per cell); otherwise every page of a
     // block takes the mode of its first program since the erase.
-    if (bs->mode != CellMode::Erased && bs->mode != mode &&
-        !(slc_like(bs->mode) && slc_like(mode)))
+    if (bs->mode != CellMode::Erased && bs->mode != mode && !(slc_like(bs->mode) && slc_like(mode)))
         return "block " + std::to_string(b) + " holds " + mode_name(bs->mode) +
                " pages since its erase; erase it before programming " + mode_name(mode);
     if ((mode == CellMode::Mlc || mode == CellMode::Tlc) && int32_t(wl) <= bs->last_programmed)
@@ -133,8 +132,8 @@ std::string Plane::check_sense(const SenseSlot* slots, size_t n) const {
 
 // The cells of one wordline as the sense amplifiers see them this time: the stored (possibly
 // randomised) bits with this sensing's raw bit errors. Null for an erased page (all ones).
-const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, double now_s,
-                                   core::Rng& rng, bool inject, SenseResult& r) {
+const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, double now_s, core::Rng& rng,
+                                   bool inject, SenseResult& r) {
     r.bits_sensed += page_bits_;
     if (p.mode == CellMode::Erased) return nullptr;
     double p_err = 0;
@@ -171,7 +170,8 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
                 r.bits_sensed += page_bits_;
                 continue;
             }
-            const uint64_t* cells = sensed_page(bs->pages[wl], slots[i].block, now_s, rng, inject, r);
+            const uint64_t* cells =
+                sensed_page(bs->pages[wl], slots[i].block, now_s, rng, inject, r);
             if (!cells) continue;
             uint64_t* a = acc_.data();
             for (uint32_t w = 0; w < words_; ++w) a[w] &= cells[w];

@@ -28,7 +28,7 @@ struct PageState {
 
 struct BlockState {
     uint32_t pe_cycles = 0;
-    int32_t last_programmed = -1;  // highest programmed wordline since the erase
+    int32_t last_programmed = -1;      // highest programmed wordline since the erase
     CellMode mode = CellMode::Erased;  // set by the first program after an erase
     std::vector<PageState> pages;
 };
@@ -50,7 +50,7 @@ struct SenseResult {
 };
 
 class Plane {
-public:
+  public:
     enum Latch { S, C, D1, D2, kLatches };
 
     Plane(const NandConfig& cfg, const ReliabilityModel& model, uint64_t scramble_key);
@@ -81,11 +81,11 @@ public:
     uint32_t page_words() const { return words_; }
     size_t blocks_in_use() const { return blocks_.size(); }
 
-private:
+  private:
     BlockState& touch(uint32_t b);
     void scramble(uint64_t* w, uint32_t b, uint32_t wl) const;
-    const uint64_t* sensed_page(const PageState& p, uint32_t b, double now_s,
-                                core::Rng& rng, bool inject, SenseResult& r);
+    const uint64_t* sensed_page(const PageState& p, uint32_t b, double now_s, core::Rng& rng,
+                                bool inject, SenseResult& r);
 
     const NandConfig& cfg_;
     const ReliabilityModel& model_;

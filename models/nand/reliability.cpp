@@ -6,11 +6,16 @@ namespace canopy::nand {
 
 const char* mode_name(CellMode m) {
     switch (m) {
-        case CellMode::Erased: return "erased";
-        case CellMode::Slc: return "SLC";
-        case CellMode::Mlc: return "MLC";
-        case CellMode::Tlc: return "TLC";
-        case CellMode::Esp: return "ESP";
+        case CellMode::Erased:
+            return "erased";
+        case CellMode::Slc:
+            return "SLC";
+        case CellMode::Mlc:
+            return "MLC";
+        case CellMode::Tlc:
+            return "TLC";
+        case CellMode::Esp:
+            return "ESP";
     }
     return "?";
 }
@@ -36,12 +41,22 @@ double ReliabilityModel::rber(CellMode mode, double pe, double days, bool random
                               double esp_factor) const {
     double m, no_rand;
     switch (mode) {
-        case CellMode::Erased: return 0.0;  // never-programmed cells: no neighbours to disturb them
-        case CellMode::Slc: m = 1.0, no_rand = r_.no_rand_slc; break;
-        case CellMode::Esp: m = esp_reduction(esp_factor), no_rand = r_.no_rand_slc; break;
-        case CellMode::Mlc: m = r_.mlc_vs_slc, no_rand = r_.no_rand_mlc; break;
-        case CellMode::Tlc: m = r_.tlc_vs_slc, no_rand = r_.no_rand_mlc; break;
-        default: return 0.0;
+        case CellMode::Erased:
+            return 0.0;  // never-programmed cells: no neighbours to disturb them
+        case CellMode::Slc:
+            m = 1.0, no_rand = r_.no_rand_slc;
+            break;
+        case CellMode::Esp:
+            m = esp_reduction(esp_factor), no_rand = r_.no_rand_slc;
+            break;
+        case CellMode::Mlc:
+            m = r_.mlc_vs_slc, no_rand = r_.no_rand_mlc;
+            break;
+        case CellMode::Tlc:
+            m = r_.tlc_vs_slc, no_rand = r_.no_rand_mlc;
+            break;
+        default:
+            return 0.0;
     }
     double p = r_.rber_slc_ref * m * wear(pe) / wear(r_.ref_pe_cycles) * age(days) /
                age(r_.ref_retention_days) * (randomised ? 1.0 : no_rand);

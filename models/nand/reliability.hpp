@@ -26,14 +26,14 @@ enum class CellMode : uint8_t { Erased, Slc, Mlc, Tlc, Esp };
 const char* mode_name(CellMode m);
 
 class ReliabilityModel {
-public:
+  public:
     explicit ReliabilityModel(const Reliability& r) : r_(r) {}
     double rber(CellMode mode, double pe_cycles, double age_days, bool randomised,
                 double esp_factor) const;
     // The ESP term alone (1 for f = 1, 0 from esp_zero_factor on).
     double esp_reduction(double esp_factor) const;
 
-private:
+  private:
     double wear(double pe) const;
     double age(double days) const;
     Reliability r_;

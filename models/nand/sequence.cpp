@@ -43,8 +43,8 @@ void data_out(CommandExt& c, const RowCodec& rc, uint32_t die, uint32_t plane, u
     c.cmd(op::kChangeReadColumn2).data_out(bytes);
 }
 
-void program(CommandExt& c, const RowCodec& rc, const std::vector<PageAddress>& planes, CellMode mode,
-             bool randomise, uint32_t bytes) {
+void program(CommandExt& c, const RowCodec& rc, const std::vector<PageAddress>& planes,
+             CellMode mode, bool randomise, uint32_t bytes) {
     begin(c, planes.at(0).die);
     if (randomise) c.cmd(op::kPrefixRandomise);
     if (mode == CellMode::Slc) c.cmd(op::kPrefixSlc);

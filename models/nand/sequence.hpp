@@ -21,8 +21,8 @@ void cache_read_end(CommandExt& c, uint32_t die);
 void data_out(CommandExt& c, const RowCodec& rc, uint32_t die, uint32_t plane, uint32_t column,
               uint32_t bytes);
 // One page per plane; `bytes` of data in per page from column 0.
-void program(CommandExt& c, const RowCodec& rc, const std::vector<PageAddress>& planes, CellMode mode,
-             bool randomise, uint32_t bytes);
+void program(CommandExt& c, const RowCodec& rc, const std::vector<PageAddress>& planes,
+             CellMode mode, bool randomise, uint32_t bytes);
 void erase(CommandExt& c, const RowCodec& rc, const std::vector<PageAddress>& planes);
 void set_features(CommandExt& c, uint32_t die, uint8_t feature);
 void get_features(CommandExt& c, uint32_t die, uint8_t feature);

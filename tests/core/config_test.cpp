@@ -23,11 +23,10 @@ using canopy::core::dump_params;
 using canopy::core::ParamInfo;
 using canopy::core::Params;
 
-using canopy_test::TempDir;
 using canopy_test::read_text;
+using canopy_test::TempDir;
 
 namespace {
-
 
 // A config with one field of each kind, spread over nested scopes like a real model's.
 struct TestConfig {

@@ -14,9 +14,7 @@ using sc_core::sc_time;
 using sc_core::SC_ZERO_TIME;
 
 namespace {
-sc_time ns(double v) {
-    return sc_time(v, SC_NS);
-}
+sc_time ns(double v) { return sc_time(v, SC_NS); }
 }  // namespace
 
 TEST(CoreResource, IdleResourceStartsAtRequestTime) {

@@ -463,8 +463,8 @@ TEST(CoreStats, PrintSummaryGroupsLikeModules) {
     for (int ch = 0; ch < 2; ++ch)
         for (int d = 0; d < 2; ++d) {
             std::string m = "nand.ch" + std::to_string(ch) + ".die" + std::to_string(d + 10);
-            r.sum(m, "energy", "uJ", "", true).add(1.5 * (ch * 2 + d + 1));   // 1.5 + 3 + 4.5 + 6
-            r.counter(m, "reads", "", true).add(uint64_t(ch * 2 + d));         // 0 + 1 + 2 + 3
+            r.sum(m, "energy", "uJ", "", true).add(1.5 * (ch * 2 + d + 1));  // 1.5 + 3 + 4.5 + 6
+            r.counter(m, "reads", "", true).add(uint64_t(ch * 2 + d));       // 0 + 1 + 2 + 3
             r.occupancy(m, "array", "", true).occupy(0, 10.0 * (ch * 2 + d + 1));  // 10..40 of 100
             r.distribution(m, "lat", "us", "", true).sample(double(ch * 2 + d + 1));
         }

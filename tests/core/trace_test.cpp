@@ -24,12 +24,10 @@ using sc_core::SC_PS;
 using sc_core::sc_time;
 using sc_core::SC_US;
 
-using canopy_test::TempDir;
 using canopy_test::read_text;
+using canopy_test::TempDir;
 
 namespace {
-
-
 
 // Parses the trace and checks the fields every event must have.
 json load_trace(const std::string& path) {

@@ -22,11 +22,10 @@ using canopy::core::Waves;
 using sc_core::SC_NS;
 using sc_core::sc_time;
 
-using canopy_test::TempDir;
 using canopy_test::read_text;
+using canopy_test::TempDir;
 
 namespace {
-
 
 // A parsed VCD: the declared variables (by full dotted scope name) and their value changes.
 struct Vcd {

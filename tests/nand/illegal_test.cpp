@@ -375,6 +375,16 @@ TEST_F(NandIllegal, MalformedSequences) {
              c.data_in(8).cmd(op::kProgram2);
          },
          16, "multi-plane operation names plane 0 twice", pa(0, 0, 12, 3)},
+        {"multi-plane program at different wordlines",
+         [&](CommandExt& c) {
+             prog(c, 3);
+             c.data_in(8).cmd(op::kProgramMultiPlane).cmd(op::kProgram1);
+             column(c, 0);
+             row(c, 0, 1, 12, 4);
+             c.data_in(8).cmd(op::kProgram2);
+         },
+         16, "multi-plane operation must address the same wordline in every plane (3 and 4)",
+         pa(0, 0, 12, 3)},
         {"three planes on a two-plane die",
          [&](CommandExt& c) {
              for (uint32_t p = 0; p < 3; ++p) {

@@ -35,9 +35,7 @@ Page random_page(std::mt19937_64& g, size_t bytes, double p_one) {
     return p;
 }
 
-Page filled(size_t bytes, uint8_t v) {
-    return Page(bytes, v);
-}
+Page filled(size_t bytes, uint8_t v) { return Page(bytes, v); }
 
 template <class F>
 static Page zip(const Page& a, const Page& b, F f) {

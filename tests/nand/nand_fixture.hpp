@@ -47,9 +47,7 @@ inline PageAddress pa(uint32_t die, uint32_t plane, uint32_t block, uint32_t wl)
 inline uint64_t wl_range(uint32_t first, uint32_t count) {
     return (count >= 64 ? ~0ull : ((1ull << count) - 1)) << first;
 }
-inline uint64_t wl_bit(uint32_t wl) {
-    return 1ull << wl;
-}
+inline uint64_t wl_bit(uint32_t wl) { return 1ull << wl; }
 
 // --- software oracle -------------------------------------------------------------------------
 // Each bit is 1 with probability p_one.
@@ -72,9 +70,7 @@ Page sense_oracle(const Stored& s, const Slots& slots, size_t bytes);
 uint64_t random_pbm(std::mt19937_64& g, uint32_t count, uint32_t wordlines);
 // Bits of wordline `wl` are 1 with probability 1 - 1/(wl + 2): the AND of any k of a block's
 // pages keeps at least 1/(k + 1) of the bits at one, so every AND/OR result stays mixed.
-inline double and_friendly(uint32_t wl) {
-    return 1.0 - 1.0 / double(wl + 2);
-}
+inline double and_friendly(uint32_t wl) { return 1.0 - 1.0 / double(wl + 2); }
 
 // --- bench -----------------------------------------------------------------------------------
 struct Outcome {

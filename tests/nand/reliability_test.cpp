@@ -87,9 +87,7 @@ struct ModeCase {
     const char* name;
 };
 
-void PrintTo(const ModeCase& m, std::ostream* os) {
-    *os << m.name;
-}
+void PrintTo(const ModeCase& m, std::ostream* os) { *os << m.name; }
 
 class NandReliabilityMeasured : public ::testing::TestWithParam<ModeCase> {};
 

@@ -149,7 +149,8 @@ TEST_F(NandTiming, StatusShowsBusyUntilTheArrayIsDone) {
     EXPECT_LT(mid.latency_ns(), 1000.0);               // status is read while the die works
     Outcome after = bench.send_at(c, Page(1), p.done);
     EXPECT_EQ(after.data[0], status::kWriteProtectOff | status::kReady | status::kArrayReady);
-    EXPECT_NEAR(after.latency_ns(), bus(1, 1) + T.t_ccs_ns, 1e-3);
+    EXPECT_NEAR(after.latency_ns(), bus(1, 1) + T.t_whr_ns,
+                1e-3);  // ONFI tWHR before the status byte
 }
 
 TEST_F(NandTiming, TwoDiesOverlapArraysAndTakeTurnsOnTheBus) {

@@ -1,13 +1,13 @@
 // Runs the built `canopy` binary as a user would and captures what it prints.
 #pragma once
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "../temp_dir.hpp"
 
@@ -29,13 +29,16 @@ inline std::string scratch(const std::string& name) {
     return dir.string();
 }
 
-inline std::string source(const std::string& rel) { return std::string(CANOPY_SOURCE_DIR) + "/" + rel; }
+inline std::string source(const std::string& rel) {
+    return std::string(CANOPY_SOURCE_DIR) + "/" + rel;
+}
 
 // `args` is passed to the shell after the binary's path.
 inline Run run_canopy(const std::string& args, const std::string& dir) {
     Run r;
     const std::string out = dir + "/stdout.txt", err = dir + "/stderr.txt";
-    std::string cmd = std::string(CANOPY_BINARY_DIR) + "/canopy " + args + " >" + out + " 2>" + err + " </dev/null";
+    std::string cmd = std::string(CANOPY_BINARY_DIR) + "/canopy " + args + " >" + out + " 2>" +
+                      err + " </dev/null";
     int s = std::system(cmd.c_str());
     r.status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
     r.out = slurp(out);

@@ -12,7 +12,8 @@ namespace {
 void expect_input_error(const Run& r, std::initializer_list<const char*> parts) {
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_EQ(count_lines(r.err), 1) << r.err;
-    for (const char* p : parts) EXPECT_NE(r.err.find(p), std::string::npos) << "missing '" << p << "' in: " << r.err;
+    for (const char* p : parts)
+        EXPECT_NE(r.err.find(p), std::string::npos) << "missing '" << p << "' in: " << r.err;
     EXPECT_EQ(r.err.find("terminate"), std::string::npos);
 }
 
@@ -39,19 +40,24 @@ TEST(PlatformCli, UnknownCommandSuggestsClosest) {
 }
 
 TEST(PlatformCli, UnknownOptionSuggestsClosest) {
-    expect_input_error(run_canopy("run --vdc", scratch("cli-opt")), {"--vdc", "did you mean '--vcd'"});
+    expect_input_error(run_canopy("run --vdc", scratch("cli-opt")),
+                       {"--vdc", "did you mean '--vcd'"});
 }
 
 TEST(PlatformCli, UnknownConfigKeySuggestsClosest) {
-    expect_input_error(run_canopy("run --set nand.timing.t_raed_slc_us=3", scratch("cli-key")),
-                       {"--set", "nand.timing.t_raed_slc_us", "did you mean 'nand.timing.t_read_slc_us'"});
+    expect_input_error(
+        run_canopy("run --set nand.timing.t_raed_slc_us=3", scratch("cli-key")),
+        {"--set", "nand.timing.t_raed_slc_us", "did you mean 'nand.timing.t_read_slc_us'"});
 }
 
 TEST(PlatformCli, WrongTypeAndOutOfRange) {
     auto d = scratch("cli-type");
-    expect_input_error(run_canopy("run --set nand.timing.t_read_slc_us=fast", d), {"nand.timing.t_read_slc_us", "number", "fast"});
-    expect_input_error(run_canopy("run --set nand.geometry.channels=0", d), {"nand.geometry.channels", "out of range"});
-    expect_input_error(run_canopy("run --set nand.functional=maybe", d), {"nand.functional", "true or false"});
+    expect_input_error(run_canopy("run --set nand.timing.t_read_slc_us=fast", d),
+                       {"nand.timing.t_read_slc_us", "number", "fast"});
+    expect_input_error(run_canopy("run --set nand.geometry.channels=0", d),
+                       {"nand.geometry.channels", "out of range"});
+    expect_input_error(run_canopy("run --set nand.functional=maybe", d),
+                       {"nand.functional", "true or false"});
     expect_input_error(run_canopy("run --set scenario.mode=mlc", d), {"scenario.mode", "esp"});
     expect_input_error(run_canopy("run --set nand.timing", d), {"--set", "key=value"});
     expect_input_error(run_canopy("run --seed minus", d), {"seed"});
@@ -60,20 +66,24 @@ TEST(PlatformCli, WrongTypeAndOutOfRange) {
 TEST(PlatformCli, UnreadableAndMalformedConfig) {
     auto d = scratch("cli-file");
     expect_input_error(run_canopy("run --config " + d + "/missing.json", d), {"missing.json"});
-    std::ofstream(d + "/bad.json") << "{\n  \"nand\": {\n    \"timing\": { \"t_read_slc_us\": 22.5,, }\n  }\n}\n";
+    std::ofstream(d + "/bad.json")
+        << "{\n  \"nand\": {\n    \"timing\": { \"t_read_slc_us\": 22.5,, }\n  }\n}\n";
     expect_input_error(run_canopy("run --config " + d + "/bad.json", d), {"bad.json", "line 3"});
     std::ofstream(d + "/array.json") << "{\"nand\": {\"geometry\": {\"channels\": [1, 2]}}}\n";
-    expect_input_error(run_canopy("run --config " + d + "/array.json", d), {"array.json", "nand.geometry.channels"});
+    expect_input_error(run_canopy("run --config " + d + "/array.json", d),
+                       {"array.json", "nand.geometry.channels"});
     std::ofstream(d + "/typo.json") << "{\"nand\": {\"geometry\": {\"chanels\": 2}}}\n";
-    expect_input_error(run_canopy("run --config " + d + "/typo.json", d), {"typo.json", "nand.geometry.chanels", "nand.geometry.channels"});
+    expect_input_error(run_canopy("run --config " + d + "/typo.json", d),
+                       {"typo.json", "nand.geometry.chanels", "nand.geometry.channels"});
 }
 
 TEST(PlatformCli, ConfigDumpListsEveryKeyWithUnitsAndSources) {
     auto d = scratch("cli-dump");
     auto r = run_canopy("config --dump --set nand.timing.t_read_slc_us=30", d);
     ASSERT_EQ(r.status, 0) << r.err;
-    for (const char* key : {"sim.seed", "nand.geometry.channels", "nand.timing.t_read_slc_us", "nand.power.mws_max_blocks",
-                            "nand.reliability.rber_slc_ref", "scenario.operands"})
+    for (const char* key :
+         {"sim.seed", "nand.geometry.channels", "nand.timing.t_read_slc_us",
+          "nand.power.mws_max_blocks", "nand.reliability.rber_slc_ref", "scenario.operands"})
         EXPECT_NE(r.out.find(key), std::string::npos) << key;
     EXPECT_NE(r.out.find("[default 22.5, from --set]"), std::string::npos);
     EXPECT_NE(r.out.find("FC Table 1"), std::string::npos);  // defaults name their source
@@ -95,7 +105,8 @@ TEST(PlatformCli, ExperimentCatalogue) {
     auto l = run_canopy("exp --list", d);
     EXPECT_EQ(l.status, 0);
     EXPECT_NE(l.out.find("nand-characterisation"), std::string::npos);
-    expect_input_error(run_canopy("exp nand-charcterisation", d), {"nand-charcterisation", "did you mean 'nand-characterisation'"});
+    expect_input_error(run_canopy("exp nand-charcterisation", d),
+                       {"nand-charcterisation", "did you mean 'nand-characterisation'"});
     expect_input_error(run_canopy("exp", d), {"--list"});
 }
 

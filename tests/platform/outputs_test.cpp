@@ -48,7 +48,8 @@ TEST(PlatformOutputs, RunWritesStatsWithScenarioCounts) {
     EXPECT_EQ(s["modules"]["scenario"]["fc_wrong_bits"], 0);
     EXPECT_EQ(s["modules"]["scenario"]["parabit_wrong_bits"], 0);
     // Flash-Cosmos senses once where ParaBit senses 16 times.
-    EXPECT_GT(s["modules"]["scenario"]["parabit_time"].get<double>(), 5 * s["modules"]["scenario"]["fc_time"].get<double>());
+    EXPECT_GT(s["modules"]["scenario"]["parabit_time"].get<double>(),
+              5 * s["modules"]["scenario"]["fc_time"].get<double>());
 }
 
 TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
@@ -62,7 +63,8 @@ TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
     std::regex var(R"(\$var wire\s+(\d+)\s+(\S+)\s+(\w+))");
     std::map<std::string, std::string> ids;  // id -> name
     int busy = 0, state = 0;
-    for (auto it = std::sregex_iterator(v.begin(), v.end(), var); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(v.begin(), v.end(), var); it != std::sregex_iterator();
+         ++it) {
         ids[(*it)[2]] = (*it)[3];
         busy += (*it)[3] == "busy";
         state += (*it)[3] == "state";
@@ -79,8 +81,8 @@ TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
             long long t = std::stoll(line.substr(1));
             EXPECT_GT(t, last);
             last = t, ++timestamps;
-        } else if (line.size() >= 2 && (line[0] == '0' || line[0] == '1') && ids.count(line.substr(1)) &&
-                   ids[line.substr(1)] == "busy") {
+        } else if (line.size() >= 2 && (line[0] == '0' || line[0] == '1') &&
+                   ids.count(line.substr(1)) && ids[line.substr(1)] == "busy") {
             (line[0] == '1' ? rises : falls)++;
         }
     }
@@ -100,7 +102,9 @@ TEST(PlatformOutputs, TraceIsChromeTraceEventsWithPairedFlows) {
     std::map<uint64_t, int> starts, finishes;
     size_t complete = 0;
     for (const auto& e : ev) {
-        ASSERT_TRUE(e.contains("name") && e.contains("ph") && e.contains("pid") && e.contains("tid")) << e.dump();
+        ASSERT_TRUE(e.contains("name") && e.contains("ph") && e.contains("pid") &&
+                    e.contains("tid"))
+            << e.dump();
         const std::string ph = e["ph"];
         if (ph == "M") {
             if (e["name"] == "thread_name") named_tracks.insert(e["tid"].get<int>());
@@ -122,7 +126,8 @@ TEST(PlatformOutputs, TraceIsChromeTraceEventsWithPairedFlows) {
         }
     }
     EXPECT_GT(complete, 100u);
-    for (int tid : used_tracks) EXPECT_TRUE(named_tracks.count(tid)) << "track " << tid << " has no name";
+    for (int tid : used_tracks)
+        EXPECT_TRUE(named_tracks.count(tid)) << "track " << tid << " has no name";
     ASSERT_FALSE(starts.empty());
     EXPECT_EQ(starts.size(), finishes.size());
     for (const auto& [id, n] : starts) {
@@ -142,7 +147,8 @@ TEST(PlatformOutputs, SameSeedSameBytesOtherSeedOtherErrors) {
     EXPECT_EQ(slurp(a + "/trace.json"), slurp(b + "/trace.json"));
     json sa = json::parse(slurp(a + "/stats.json")), sc = json::parse(slurp(c + "/stats.json"));
     EXPECT_GT(sa["modules"]["nand.ch0.die0"]["bit_errors"].get<uint64_t>(), 0u);
-    EXPECT_NE(sa["modules"]["nand.ch0.die0"]["bit_errors"], sc["modules"]["nand.ch0.die0"]["bit_errors"]);
+    EXPECT_NE(sa["modules"]["nand.ch0.die0"]["bit_errors"],
+              sc["modules"]["nand.ch0.die0"]["bit_errors"]);
 }
 
 TEST(PlatformOutputs, TimingOnlySaysSoAndKeepsTiming) {

@@ -31,12 +31,15 @@ std::vector<uint8_t> pattern(uint64_t seed, double density = 0.5) {
 std::vector<std::string> digests(const std::string& out) {
     std::vector<std::string> v;
     std::regex re("sha256 ([0-9a-f]{64})");
-    for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator();
+         ++it)
         v.push_back((*it)[1]);
     return v;
 }
 
-std::string sha(const std::vector<uint8_t>& v) { return canopy::platform::sha256_hex(v.data(), v.size()); }
+std::string sha(const std::vector<uint8_t>& v) {
+    return canopy::platform::sha256_hex(v.data(), v.size());
+}
 
 }  // namespace
 
@@ -49,7 +52,8 @@ TEST(PlatformScript, Figure16ComputesTheExpressionInTwoMws) {
     auto A1 = pattern(11), C1 = pattern(31), C3 = pattern(33), D2 = pattern(42), D4 = pattern(44);
     auto B1 = pattern(21, 0.8), B2 = pattern(22, 0.8), B3 = pattern(23, 0.8), B4 = pattern(24, 0.8);
     for (size_t i = 0; i < kPage; ++i)
-        want[i] = uint8_t((C1[i] | C3[i]) & (D2[i] | D4[i]) & (A1[i] | (B1[i] & B2[i] & B3[i] & B4[i])));
+        want[i] =
+            uint8_t((C1[i] | C3[i]) & (D2[i] | D4[i]) & (A1[i] | (B1[i] & B2[i] & B3[i] & B4[i])));
     auto got = digests(r.out);
     ASSERT_EQ(got.size(), 1u) << r.out;
     EXPECT_EQ(got[0], sha(want));
@@ -59,7 +63,8 @@ TEST(PlatformScript, Figure16OrderMatters) {
     // The inverse read re-initialises the S-latch, so running it second loses the first result.
     auto d = scratch("script-fig16-swapped");
     std::string text = slurp(source("traces/flash/fig16.fcs"));
-    auto first = text.find("mws ch0.die0.plane0 inv"), second = text.find("mws ch0.die0.plane0 xfer");
+    auto first = text.find("mws ch0.die0.plane0 inv"),
+         second = text.find("mws ch0.die0.plane0 xfer");
     std::string l1 = text.substr(first, text.find('\n', first) - first);
     std::string l2 = text.substr(second, text.find('\n', second) - second);
     text.replace(second, l2.size(), l1);
@@ -74,8 +79,10 @@ TEST(PlatformScript, Figure16OrderMatters) {
     auto B1 = pattern(21, 0.8), B2 = pattern(22, 0.8), B3 = pattern(23, 0.8), B4 = pattern(24, 0.8);
     std::vector<uint8_t> lost(kPage);
     for (size_t i = 0; i < kPage; ++i) {
-        right[i] = uint8_t((C1[i] | C3[i]) & (D2[i] | D4[i]) & (A1[i] | (B1[i] & B2[i] & B3[i] & B4[i])));
-        lost[i] = uint8_t((C1[i] | C3[i]) & (D2[i] | D4[i]) & A1[i]);  // B's product was overwritten
+        right[i] =
+            uint8_t((C1[i] | C3[i]) & (D2[i] | D4[i]) & (A1[i] | (B1[i] & B2[i] & B3[i] & B4[i])));
+        lost[i] =
+            uint8_t((C1[i] | C3[i]) & (D2[i] | D4[i]) & A1[i]);  // B's product was overwritten
     }
     auto got = digests(r.out);
     ASSERT_EQ(got.size(), 2u) << r.out;
@@ -107,14 +114,16 @@ TEST(PlatformScript, BasicScriptRunsAndReadsBack) {
     EXPECT_EQ(got[1], sha(pattern(7)));  // multi-plane program, multi-plane read
     EXPECT_EQ(got[2], sha(pattern(8)));
     EXPECT_NE(r.out.find("refused as expected"), std::string::npos);
-    EXPECT_NE(r.out.find("status E1 FAIL"), std::string::npos);  // the last refusal shows in the status
+    EXPECT_NE(r.out.find("status E1 FAIL"),
+              std::string::npos);  // the last refusal shows in the status
     EXPECT_NE(r.out.find("P1-P4 14 00 00 00"), std::string::npos);  // ESP factor 2.0 x 10
 }
 
 TEST(PlatformScript, UnexpectedRefusalFailsTheRun) {
     auto d = scratch("script-refused");
-    std::ofstream(d + "/s.fcs") << "erase ch0.die0.plane0.block0\nprogram ch0.die0.plane0.block0.wl0 mode=slc\n"
-                                   "program ch0.die0.plane0.block0.wl0 mode=slc\n";
+    std::ofstream(d + "/s.fcs")
+        << "erase ch0.die0.plane0.block0\nprogram ch0.die0.plane0.block0.wl0 mode=slc\n"
+           "program ch0.die0.plane0.block0.wl0 mode=slc\n";
     auto r = run_canopy("flash " + d + "/s.fcs --quiet --out " + d, d);
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("s.fcs:3"), std::string::npos) << r.err;
@@ -182,6 +191,7 @@ TEST(PlatformScript, ExperimentWritesTableCsvJsonSvg) {
     // Figures the model is built to reproduce exactly (Section 5.2, Figures 12-14, Table 1).
     for (const char* id : {"F12b", "F13b", "F14a", "F14b", "F14c", "T1e", "F8b", "F8c"})
         EXPECT_LT(std::abs(err.at(id)), 2.0) << id;
-    EXPECT_EQ(slurp(d + "/nand-characterisation.csv").substr(0, 45), "id,quantity,simulated,published,unit,error_pc");
+    EXPECT_EQ(slurp(d + "/nand-characterisation.csv").substr(0, 45),
+              "id,quantity,simulated,published,unit,error_pc");
     EXPECT_NE(slurp(d + "/nand-characterisation.svg").find("<svg"), std::string::npos);
 }
