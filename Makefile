@@ -1,6 +1,7 @@
 # Canopy: thin wrapper over CMake. `make run` and `make test` install what a fresh Debian lacks.
 PACKAGES := cmake g++ make pkg-config libsystemc-dev libboost-dev libboost-program-options-dev \
-            libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev libssl-dev
+            libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev libssl-dev \
+            gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libelf-dev gdb-multiarch
 
 ifeq ($(SANITIZE),1)
   BUILD ?= build-asan

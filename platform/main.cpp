@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "platform/experiments.hpp"
+#include "platform/iss_harness.hpp"
 #include "platform/platform_config.hpp"
 #include "platform/session.hpp"
 #include "platform/version.hpp"
@@ -27,11 +28,12 @@ const char* kUsage =
     "  run      elaborate the platform and run the default scenario\n"
     "  flash    replay a NAND command script against the flash array\n"
     "  exp      run an experiment that reproduces published figures (exp --list)\n"
+    "  iss      run an RV32 program (ELF) on one SPU core\n"
     "  config   show the effective configuration (config --dump)\n"
     "\n"
     "canopy <command> --help shows the command's options; canopy --version its version.\n";
 
-const std::vector<std::string> kCommands = {"run", "flash", "exp", "config"};
+const std::vector<std::string> kCommands = {"run", "flash", "exp", "iss", "config"};
 
 void add_config_options(po::options_description& d, platform::RunOptions& o) {
     d.add_options()
@@ -39,14 +41,19 @@ void add_config_options(po::options_description& d, platform::RunOptions& o) {
         ("set", po::value(&o.overrides)->composing(), "override one key: --set key=value (repeatable)");
 }
 
-void add_run_options(po::options_description& d, platform::RunOptions& o) {
-    add_config_options(d, o);
+void add_output_options(po::options_description& d, platform::RunOptions& o) {
     d.add_options()
-        ("seed", po::value<uint64_t>(), "seed of all random streams (overrides sim.seed)")
         ("out", po::value(&o.out_dir)->default_value("out"), "directory for stats.json, waves.vcd, trace.json")
         ("vcd", po::bool_switch(&o.vcd), "write waves.vcd")
         ("trace", po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")
         ("quiet", po::bool_switch(&o.quiet), "no progress line and no summary");
+}
+
+void add_run_options(po::options_description& d, platform::RunOptions& o) {
+    add_config_options(d, o);
+    d.add_options()
+        ("seed", po::value<uint64_t>(), "seed of all random streams (overrides sim.seed)");
+    add_output_options(d, o);
 }
 
 // Parses `args` against `desc`, turning Boost's errors into InputErrors that name the command.
@@ -115,20 +122,51 @@ int cmd_exp(const std::vector<std::string>& args) {
     return 0;
 }
 
+int cmd_iss(const std::vector<std::string>& args) {
+    platform::IssOptions o;
+    po::options_description d("canopy iss --elf FILE [options]: run an RV32 program on an SPU core");
+    d.add_options()
+        ("elf", po::value(&o.elf)->required(), "the program: an RV32 executable (ELF32, EM_RISCV)")
+        ("max-instructions", po::value<uint64_t>(),
+         "stop after N instructions, exit status 3 (overrides iss.max_instructions)")
+        ("gdb", po::value<uint32_t>(), "serve GDB on TCP PORT (0: any free port) before running");
+    add_config_options(d, o.run);
+    add_output_options(d, o.run);
+    d.add_options()("help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    po::positional_options_description pos;
+    pos.add("elf", 1);
+    auto vm = parse("iss", args, d, &pos);
+    if (vm.count("max-instructions")) o.max_instructions = vm["max-instructions"].as<uint64_t>();
+    if (vm.count("gdb")) {
+        const uint32_t port = vm["gdb"].as<uint32_t>();
+        if (port > 65535)
+            throw InputError("canopy iss", "option --gdb " + std::to_string(port),
+                             "a TCP port is 0..65535");
+        o.gdb_port = uint16_t(port);
+    }
+    return platform::run_iss(o);
+}
+
 int cmd_config(const std::vector<std::string>& args) {
     platform::RunOptions o;
-    bool dump = false, json = false;
-    po::options_description d("canopy config --dump [--json] [--config FILE] [--set key=value ...]");
+    bool dump = false, json = false, iss = false;
+    po::options_description d(
+        "canopy config --dump [--json] [--iss] [--config FILE] [--set key=value ...]");
     add_config_options(d, o);
     d.add_options()
         ("dump", po::bool_switch(&dump), "print every key: value, unit, description, default")
         ("json", po::bool_switch(&json), "print the effective configuration as a JSON config file")
+        ("iss", po::bool_switch(&iss), "the keys of `canopy iss` (iss.*) instead of the platform's")
         ("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     parse("config", args, d);
     if (!dump && !json) throw InputError("canopy config", "", "say --dump or --json");
     platform::PlatformConfig cfg;
-    std::cout << core::dump_params(platform::load_config(cfg, o.config_file, o.overrides), json);
+    platform::IssConfig iss_cfg;
+    std::cout << core::dump_params(iss ? platform::load_config(iss_cfg, o.config_file, o.overrides)
+                                       : platform::load_config(cfg, o.config_file, o.overrides),
+                                   json);
     return 0;
 }
 
@@ -141,6 +179,7 @@ int canopy_main(int argc, char* argv[]) {
     if (cmd == "--help" || cmd == "-h" || cmd == "help") return std::cout << kUsage, 0;
     if (cmd == "run" || cmd == "flash") return cmd_run(cmd, args);
     if (cmd == "exp") return cmd_exp(args);
+    if (cmd == "iss") return cmd_iss(args);
     if (cmd == "config") return cmd_config(args);
     std::string hint = closest_match(cmd, kCommands);
     throw InputError("canopy", "command " + cmd,

@@ -23,13 +23,14 @@ void PlatformConfig::describe(core::Params& p) {
     scenario.describe(sc);
 }
 
-std::vector<core::ParamInfo> load_config(PlatformConfig& cfg, const std::string& file,
+std::vector<core::ParamInfo> load_params(const std::function<void(core::Params&)>& describe,
+                                         const std::string& file,
                                          const std::vector<std::string>& overrides) {
     core::ConfigSource src;
     if (!file.empty()) src.load_file(file);
     for (const auto& o : overrides) src.set(o);
     core::Params params(&src);
-    cfg.describe(params);
+    describe(params);
     src.check_all_used(params.keys());
     return params.infos();
 }

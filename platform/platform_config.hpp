@@ -2,6 +2,7 @@
 // ("sim.", "nand.", "scenario."). Loading, checking and dumping all go through describe().
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,17 @@ struct PlatformConfig {
     void describe(core::Params& p);
 };
 
-// Loads defaults, then the file (if any), then the overrides; rejects unknown keys.
-// Returns the parameter table for dumps.
-std::vector<core::ParamInfo> load_config(PlatformConfig& cfg, const std::string& file,
+// Loads defaults, then the file (if any), then the overrides into whatever `describe` binds;
+// rejects unknown keys. Returns the parameter table for dumps.
+std::vector<core::ParamInfo> load_params(const std::function<void(core::Params&)>& describe,
+                                         const std::string& file,
                                          const std::vector<std::string>& overrides);
+
+// load_params for a config struct with a describe(Params&): the platform's, the ISS harness's.
+template <class Config>
+std::vector<core::ParamInfo> load_config(Config& cfg, const std::string& file,
+                                         const std::vector<std::string>& overrides) {
+    return load_params([&](core::Params& p) { cfg.describe(p); }, file, overrides);
+}
 
 }  // namespace canopy::platform

@@ -7,13 +7,61 @@
 
 #include "core/error.hpp"
 #include "core/progress.hpp"
-#include "core/services.hpp"
 #include "platform/fc_demo.hpp"
 #include "platform/flash_script.hpp"
 #include "platform/platform.hpp"
 #include "platform/version.hpp"
 
 namespace canopy::platform {
+
+SessionOutputs::SessionOutputs(const RunOptions& opt, core::Services& services)
+    : opt_(opt), services_(services) {
+    std::error_code ec;
+    std::filesystem::create_directories(opt.out_dir, ec);
+    if (ec) throw InputError("--out", opt.out_dir, "cannot create the directory: " + ec.message());
+    if (opt.vcd) services.waves.open(opt.out_dir + "/waves.vcd");
+    if (opt.trace) services.trace.open(opt.out_dir + "/trace.json");
+}
+
+sc_core::sc_time SessionOutputs::simulate(const std::function<bool()>& done,
+                                          sc_core::sc_starvation_policy policy) {
+    core::Progress progress(!opt_.quiet);
+    const sc_core::sc_time slice(100, sc_core::SC_US);
+    auto finished = [&] {
+        return !sc_core::sc_pending_activity() || sc_core::sc_get_status() == sc_core::SC_STOPPED ||
+               (done && done());
+    };
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    while (!finished()) {
+        sc_core::sc_start(slice, policy);
+        progress.update(sc_core::sc_time_stamp());
+    }
+    progress.finish();
+    wall_seconds_ = progress.wall_seconds();
+    end_ = sc_core::sc_time_stamp();
+    return end_;
+}
+
+void SessionOutputs::finish(core::Json header, const std::vector<core::ParamInfo>& params,
+                            const std::string& note) {
+    const double elapsed_ns = end_.to_seconds() * 1e9;
+    header["sim_time_ns"] = elapsed_ns;
+    core::Json config = core::Json::object();
+    for (const auto& p : params) config[p.key] = p.value_text;
+    header["config"] = config;
+    services_.stats.write_json(opt_.out_dir + "/stats.json", header, elapsed_ns);
+    services_.trace.close();
+    services_.waves.close();
+
+    if (opt_.quiet) return;
+    char line[160];
+    std::snprintf(line, sizeof line, "\nsimulated %.3f ms in %.2f s wall%s\n",
+                  end_.to_seconds() * 1e3, wall_seconds_, note.c_str());
+    std::cout << line;
+    services_.stats.print_summary(std::cout, elapsed_ns);
+    std::cout << "wrote " << opt_.out_dir << "/stats.json" << (opt_.vcd ? ", waves.vcd" : "")
+              << (opt_.trace ? ", trace.json" : "") << "\n";
+}
 
 int run_session(const RunOptions& opt) {
     PlatformConfig cfg;
@@ -25,27 +73,13 @@ int run_session(const RunOptions& opt) {
     std::vector<FlashOp> ops = opt.script.empty() ? build_fc_demo(cfg)
                                                   : parse_flash_script(opt.script, cfg.nand.geometry);
 
-    std::error_code ec;
-    std::filesystem::create_directories(opt.out_dir, ec);
-    if (ec) throw InputError("--out", opt.out_dir, "cannot create the directory: " + ec.message());
     core::Services services;
     services.seed = cfg.sim.seed;
-    if (opt.vcd) services.waves.open(opt.out_dir + "/waves.vcd");
-    if (opt.trace) services.trace.open(opt.out_dir + "/trace.json");
+    SessionOutputs outputs(opt, services);
 
     Platform platform(cfg, services);
     platform.player.load(std::move(ops), opt.script);
-
-    core::Progress progress(!opt.quiet);
-    const sc_core::sc_time slice(100, sc_core::SC_US);
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
-    while (sc_core::sc_pending_activity()) {
-        sc_core::sc_start(slice);
-        progress.update(sc_core::sc_time_stamp());
-    }
-    progress.finish();
-    const sc_core::sc_time end = sc_core::sc_time_stamp();
-    const double elapsed_ns = end.to_seconds() * 1e9;
+    outputs.simulate();
 
     if (opt.script.empty()) report_fc_demo(cfg, platform.player, services.stats, std::cout);
     else platform.player.print_report(std::cout);
@@ -54,24 +88,9 @@ int run_session(const RunOptions& opt) {
     core::Json header = {{"canopy", kVersion},
                          {"scenario", opt.script.empty() ? "fc-demo" : opt.script},
                          {"seed", cfg.sim.seed},
-                         {"sim_time_ns", elapsed_ns},
+                         {"sim_time_ns", 0.0},
                          {"functional", cfg.nand.functional}};
-    core::Json config = core::Json::object();
-    for (const auto& p : params) config[p.key] = p.value_text;
-    header["config"] = config;
-    services.stats.write_json(opt.out_dir + "/stats.json", header, elapsed_ns);
-    services.trace.close();
-    services.waves.close();
-
-    if (!opt.quiet) {
-        char line[160];
-        std::snprintf(line, sizeof line, "\nsimulated %.3f ms in %.2f s wall%s\n", end.to_seconds() * 1e3,
-                      progress.wall_seconds(), cfg.nand.functional ? "" : " (timing-only: no data kept)");
-        std::cout << line;
-        services.stats.print_summary(std::cout, elapsed_ns);
-        std::cout << "wrote " << opt.out_dir << "/stats.json" << (opt.vcd ? ", waves.vcd" : "")
-                  << (opt.trace ? ", trace.json" : "") << "\n";
-    }
+    outputs.finish(header, params, cfg.nand.functional ? "" : " (timing-only: no data kept)");
     return platform.player.failures().empty() ? 0 : 1;
 }
 

@@ -24,6 +24,8 @@ void Waves::open(const std::string& path) {
     std::fclose(probe);
     file_ = sc_core::sc_create_vcd_trace_file(base.c_str());
     if (!file_) throw InputError(path, "", "cannot create VCD file");
+    // The unit is ours to choose; SystemC's info line about it would only clutter the output.
+    sc_core::sc_report_handler::set_actions("tracing timescale unit set", sc_core::SC_DO_NOTHING);
     file_->set_time_unit(1, sc_core::SC_NS);
 }
 

@@ -1,0 +1,430 @@
+#include "cpu/gdb_stub.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ostream>
+
+#include "core/error.hpp"
+
+namespace canopy::cpu {
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+std::string hex_bytes(const uint8_t* p, size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += kHex[p[i] >> 4], s += kHex[p[i] & 15];
+    return s;
+}
+
+// A 32-bit register as GDB wants it: target (little-endian) byte order.
+std::string hex_le32(uint32_t v) {
+    uint8_t b[4] = {uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)};
+    return hex_bytes(b, 4);
+}
+
+int nibble(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+bool parse_hex(const std::string& s, uint64_t& v) {
+    if (s.empty()) return false;
+    v = 0;
+    for (char c : s) {
+        int n = nibble(c);
+        if (n < 0) return false;
+        v = v << 4 | uint64_t(n);
+    }
+    return true;
+}
+
+bool decode_bytes(const std::string& s, std::vector<uint8_t>& out) {
+    if (s.size() % 2) return false;
+    out.clear();
+    for (size_t i = 0; i < s.size(); i += 2) {
+        int a = nibble(s[i]), b = nibble(s[i + 1]);
+        if (a < 0 || b < 0) return false;
+        out.push_back(uint8_t(a << 4 | b));
+    }
+    return true;
+}
+
+uint32_t le32(const std::vector<uint8_t>& b, size_t at) {
+    return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 |
+           uint32_t(b[at + 3]) << 24;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> v;
+    size_t start = 0;
+    for (size_t i = 0; i <= s.size(); ++i)
+        if (i == s.size() || s[i] == sep) v.push_back(s.substr(start, i - start)), start = i + 1;
+    return v;
+}
+
+}  // namespace
+
+GdbStub::GdbStub(sc_core::sc_module_name name, std::vector<Rv32Core*> cores, uint16_t port,
+                 std::ostream& log)
+    : sc_module(name), cores_(std::move(cores)), log_(log) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(listen_fd_, 1) != 0)
+        throw InputError("--gdb", std::to_string(port),
+                         std::string("cannot listen on this port: ") + std::strerror(errno));
+    socklen_t len = sizeof a;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    for (auto* c : cores_) {
+        c->set_debugger_attached(true);
+        c->on_stop([this](Rv32Core& core, StopReason why) { stopped(core, why); });
+    }
+    SC_HAS_PROCESS(GdbStub);
+    SC_THREAD(watch_for_interrupt);
+}
+
+GdbStub::~GdbStub() {
+    close_connection();
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+void GdbStub::start_of_simulation() {
+    // Halted at reset: nothing runs until the debugger says so.
+    for (auto* c : cores_) c->halt();
+    log_ << "canopy: GDB stub listening on localhost:" << port_ << "; cores halted at reset"
+         << std::endl;
+}
+
+void GdbStub::close_connection() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+}
+
+// Polls the connection for GDB's interrupt byte while the cores run; a stopped core serves it.
+void GdbStub::watch_for_interrupt() {
+    const sc_core::sc_time period(10, sc_core::SC_US);
+    while (!detached_) {
+        wait(period);
+        if (fd_ < 0 || serving_) continue;
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, 0) <= 0) continue;
+        char c;
+        if (::recv(fd_, &c, 1, MSG_PEEK) == 1 && c == '\x03') {
+            ::recv(fd_, &c, 1, 0);
+            for (auto* core : cores_) core->halt();
+        }
+    }
+}
+
+void GdbStub::stopped(Rv32Core& core, StopReason why) {
+    if (detached_ || serving_) return;
+    size_t index = 0;
+    while (index < cores_.size() && cores_[index] != &core) ++index;
+    g_thread_ = c_thread_ = index;
+    if (fd_ < 0) {  // the first stop (reset) waits for the debugger to connect
+        log_ << "canopy: waiting for GDB on localhost:" << port_ << std::endl;
+        fd_ = ::accept(listen_fd_, nullptr, nullptr);
+        int one = 1;
+        if (fd_ >= 0) ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    // While this core's thread serves the debugger no other process runs: all-stop for free.
+    serve(stop_reply(index, why));
+}
+
+std::string GdbStub::stop_reply(size_t core, StopReason why) const {
+    const Rv32Core& c = *cores_[core];
+    char buf[64];
+    const unsigned tid = unsigned(core + 1);
+    switch (why) {
+        case StopReason::Exit:
+            std::snprintf(buf, sizeof buf, "W%02x", c.exit_code() & 0xFF);
+            break;
+        case StopReason::Breakpoint:
+            std::snprintf(buf, sizeof buf, "T05thread:%x;swbreak:;", tid);
+            break;
+        case StopReason::Watchpoint:
+            std::snprintf(buf, sizeof buf, "T05thread:%x;watch:%x;", tid, c.watch_hit_address());
+            break;
+        case StopReason::Halted:
+            std::snprintf(buf, sizeof buf, "T02thread:%x;", tid);
+            break;
+        default:
+            std::snprintf(buf, sizeof buf, "T05thread:%x;", tid);
+    }
+    return buf;
+}
+
+void GdbStub::serve(const std::string& reply_to_stop) {
+    serving_ = true;
+    last_stop_ = reply_to_stop;
+    // A stop that ends a 'c' or 's' is reported at once; the reset stop is asked for with '?'.
+    if (resumed_) send_packet(reply_to_stop), resumed_ = false;
+    for (;;) {
+        std::string p = read_packet();
+        if (fd_ < 0) {  // the debugger went away: let the program run on
+            detach();
+            break;
+        }
+        std::string reply;
+        if (!handle(p, reply)) break;
+        send_packet(reply);
+        if (no_ack_next_) ack_ = false, no_ack_next_ = false;  // after GDB acked the OK
+    }
+    serving_ = false;
+}
+
+void GdbStub::resume_all() {
+    for (auto* c : cores_) c->resume();
+}
+
+void GdbStub::detach() {
+    for (const auto& p : points_)
+        for (auto* c : cores_) {
+            if (p.type == '0' || p.type == '1') c->remove_breakpoint(p.addr);
+            else c->remove_watchpoint(p.addr, p.len, Rv32Core::Watch(p.type - '1'));
+        }
+    points_.clear();
+    for (auto* c : cores_) c->set_debugger_attached(false);
+    detached_ = true;
+    resume_all();
+}
+
+size_t GdbStub::thread_index(const std::string& id) const {
+    uint64_t v = 0;
+    if (id == "-1" || id == "0" || !parse_hex(id, v) || v == 0 || v > cores_.size()) return SIZE_MAX;
+    return size_t(v - 1);
+}
+
+std::string GdbStub::read_registers(Rv32Core& c) const {
+    std::string s;
+    for (unsigned i = 0; i < 32; ++i) s += hex_le32(c.reg(i));
+    return s + hex_le32(c.pc());
+}
+
+std::string GdbStub::target_xml() const {
+    static const char* names[] = {"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2",
+                                  "fp",   "s1", "a0", "a1", "a2",  "a3",  "a4", "a5",
+                                  "a6",   "a7", "s2", "s3", "s4",  "s5",  "s6", "s7",
+                                  "s8",   "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
+    std::string x =
+        "<?xml version=\"1.0\"?><!DOCTYPE target SYSTEM \"gdb-target.dtd\"><target>"
+        "<architecture>riscv:rv32</architecture><feature name=\"org.gnu.gdb.riscv.cpu\">";
+    for (int i = 0; i < 32; ++i)
+        x += std::string("<reg name=\"") + names[i] + "\" bitsize=\"32\" regnum=\"" + std::to_string(i) +
+             "\" type=\"" + (i == 1 || i == 8 ? "code_ptr\"" : i == 2 ? "data_ptr\"" : "int\"") + "/>";
+    x += "<reg name=\"pc\" bitsize=\"32\" regnum=\"32\" type=\"code_ptr\"/></feature></target>";
+    return x;
+}
+
+// Answers one packet in `reply`; returns false when the cores are to run (c, s, D, k).
+bool GdbStub::handle(const std::string& p, std::string& reply) {
+    reply.clear();
+    if (p.empty()) return true;
+    Rv32Core& g = *cores_[g_thread_];
+    uint64_t a = 0, n = 0;
+    switch (p[0]) {
+        case '?':
+            reply = last_stop_;
+            return true;
+        case 'g':
+            reply = read_registers(g);
+            return true;
+        case 'G': {
+            std::vector<uint8_t> b;
+            if (!decode_bytes(p.substr(1), b) || b.size() < 33 * 4) return reply = "E01", true;
+            for (unsigned i = 1; i < 32; ++i) g.set_reg(i, le32(b, i * 4));
+            g.set_pc(le32(b, 32 * 4));
+            reply = "OK";
+            return true;
+        }
+        case 'p':
+            if (!parse_hex(p.substr(1), n)) return reply = "E01", true;
+            if (n < 32) reply = hex_le32(g.reg(unsigned(n)));
+            else if (n == 32) reply = hex_le32(g.pc());
+            else if (n >= 65 && n < 65 + 4096) reply = hex_le32(g.csr(uint16_t(n - 65)));
+            else reply = "E01";
+            return true;
+        case 'P': {
+            auto eq = p.find('=');
+            std::vector<uint8_t> b;
+            if (eq == std::string::npos || !parse_hex(p.substr(1, eq - 1), n) ||
+                !decode_bytes(p.substr(eq + 1), b) || b.size() != 4)
+                return reply = "E01", true;
+            if (n < 32) g.set_reg(unsigned(n), le32(b, 0));
+            else if (n == 32) g.set_pc(le32(b, 0));
+            else return reply = "E01", true;
+            reply = "OK";
+            return true;
+        }
+        case 'm': {
+            auto f = split(p.substr(1), ',');
+            if (f.size() != 2 || !parse_hex(f[0], a) || !parse_hex(f[1], n) || n > 0x1000)
+                return reply = "E01", true;
+            std::vector<uint8_t> b(n);
+            reply = g.debug_read(uint32_t(a), b.data(), uint32_t(n)) ? hex_bytes(b.data(), n) : "E14";
+            return true;
+        }
+        case 'M': {
+            auto colon = p.find(':');
+            auto f = split(p.substr(1, colon - 1), ',');
+            std::vector<uint8_t> b;
+            if (colon == std::string::npos || f.size() != 2 || !parse_hex(f[0], a) ||
+                !parse_hex(f[1], n) || !decode_bytes(p.substr(colon + 1), b) || b.size() != n)
+                return reply = "E01", true;
+            reply = g.debug_write(uint32_t(a), b.data(), uint32_t(n)) ? "OK" : "E14";
+            return true;
+        }
+        case 'Z':
+        case 'z': {
+            auto f = split(p.substr(1), ',');
+            if (f.size() < 3 || f[0].size() != 1 || f[0][0] < '0' || f[0][0] > '4' ||
+                !parse_hex(f[1], a) || !parse_hex(f[2], n))
+                return reply = "E01", true;
+            Point pt{f[0][0], uint32_t(a), uint32_t(n)};
+            const bool add = p[0] == 'Z';
+            for (auto* c : cores_) {
+                if (pt.type <= '1') add ? c->add_breakpoint(pt.addr) : c->remove_breakpoint(pt.addr);
+                else {
+                    auto kind = Rv32Core::Watch(pt.type - '1');  // 2 write, 3 read, 4 access
+                    add ? c->add_watchpoint(pt.addr, pt.len, kind) : c->remove_watchpoint(pt.addr, pt.len, kind);
+                }
+            }
+            if (add) points_.push_back(pt);
+            else
+                for (auto it = points_.begin(); it != points_.end(); ++it)
+                    if (*it == pt) {
+                        points_.erase(it);
+                        break;
+                    }
+            reply = "OK";
+            return true;
+        }
+        case 'H': {
+            if (p.size() < 2) return reply = "E01", true;
+            size_t t = thread_index(p.substr(2));
+            if (t != SIZE_MAX) (p[1] == 'g' ? g_thread_ : c_thread_) = t;
+            reply = "OK";
+            return true;
+        }
+        case 'T':
+            reply = thread_index(p.substr(1)) != SIZE_MAX ? "OK" : "E01";
+            return true;
+        case 'c':
+        case 's': {
+            Rv32Core& c = *cores_[c_thread_];
+            if (p.size() > 1 && parse_hex(p.substr(1), a)) c.set_pc(uint32_t(a));
+            resume_all();
+            if (p[0] == 's') c.step();
+            resumed_ = true;
+            return false;
+        }
+        case 'D':
+            send_packet("OK");
+            close_connection();
+            detach();
+            return false;
+        case 'k':
+            close_connection();
+            detach();
+            sc_core::sc_stop();
+            return false;
+        case 'q':
+            if (p.rfind("qSupported", 0) == 0)
+                reply = "PacketSize=4000;QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+";
+            else if (p == "qfThreadInfo") {
+                reply = "m";
+                for (size_t i = 0; i < cores_.size(); ++i) {
+                    char b[24];
+                    std::snprintf(b, sizeof b, "%s%zx", i ? "," : "", i + 1);
+                    reply += b;
+                }
+            } else if (p == "qsThreadInfo")
+                reply = "l";
+            else if (p == "qC") {
+                char b[24];
+                std::snprintf(b, sizeof b, "QC%zx", g_thread_ + 1);
+                reply = b;
+            } else if (p == "qAttached")
+                reply = "1";
+            else if (p.rfind("qThreadExtraInfo,", 0) == 0) {
+                size_t t = thread_index(p.substr(17));
+                std::string name = t == SIZE_MAX ? "?" : cores_[t]->name();
+                reply = hex_bytes(reinterpret_cast<const uint8_t*>(name.data()), name.size());
+            } else if (p.rfind("qXfer:features:read:target.xml:", 0) == 0) {
+                auto f = split(p.substr(31), ',');
+                const std::string x = target_xml();
+                if (f.size() != 2 || !parse_hex(f[0], a) || !parse_hex(f[1], n)) return reply = "E01", true;
+                reply = a >= x.size() ? "l" : (a + n >= x.size() ? "l" : "m") + x.substr(a, n);
+            }
+            return true;
+        case 'Q':
+            if (p == "QStartNoAckMode") reply = "OK", no_ack_next_ = true;
+            return true;
+        default:
+            return true;  // unsupported: the empty reply tells GDB so
+    }
+}
+
+std::string GdbStub::read_packet() {
+    for (;;) {
+        char c;
+        ssize_t r = ::recv(fd_, &c, 1, 0);
+        if (r <= 0) {
+            close_connection();
+            return {};
+        }
+        if (c != '$') continue;  // acks and a stray interrupt byte while stopped
+        std::string data;
+        while ((r = ::recv(fd_, &c, 1, 0)) == 1 && c != '#') data += c;
+        char cs[2];
+        if (r != 1 || ::recv(fd_, cs, 2, MSG_WAITALL) != 2) {
+            close_connection();
+            return {};
+        }
+        uint8_t sum = 0;
+        for (char d : data) sum = uint8_t(sum + uint8_t(d));
+        const bool good = nibble(cs[0]) == (sum >> 4) && nibble(cs[1]) == (sum & 15);
+        if (ack_) ::send(fd_, good ? "+" : "-", 1, MSG_NOSIGNAL);
+        if (good) return data;
+    }
+}
+
+void GdbStub::send_packet(const std::string& data) {
+    if (fd_ < 0) return;
+    uint8_t sum = 0;
+    for (char d : data) sum = uint8_t(sum + uint8_t(d));
+    std::string pkt = "$" + data + "#" + kHex[sum >> 4] + kHex[sum & 15];
+    for (int tries = 0; tries < 3; ++tries) {
+        if (::send(fd_, pkt.data(), pkt.size(), MSG_NOSIGNAL) != ssize_t(pkt.size())) {
+            close_connection();
+            return;
+        }
+        if (!ack_) return;
+        char c;
+        if (::recv(fd_, &c, 1, 0) != 1) {
+            close_connection();
+            return;
+        }
+        if (c == '+') return;
+    }
+}
+
+}  // namespace canopy::cpu

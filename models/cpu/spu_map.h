@@ -1,0 +1,31 @@
+/* The memory map of a storage processing unit (Willow's SPU: 32 KiB instruction memory, 32 KiB
+ * data memory, devices above), declared once as data for the model, the firmware and the docs.
+ * Plain C so that both the C++ models and the rv32 firmware include it. The CLINT offsets are
+ * SiFive's, which debuggers and the RISC-V tests know. */
+#ifndef CANOPY_SPU_MAP_H
+#define CANOPY_SPU_MAP_H
+
+#define SPU_IMEM_BASE 0x00000000u
+#define SPU_IMEM_SIZE 0x00008000u /* 32 KiB */
+#define SPU_DMEM_BASE 0x00010000u
+#define SPU_DMEM_SIZE 0x00008000u /* 32 KiB */
+
+/* Core-local interruptor: software interrupt, timer compare, timer. */
+#define SPU_CLINT_BASE 0x02000000u
+#define SPU_CLINT_MSIP 0x0000u     /* 32-bit: bit 0 raises the machine software interrupt */
+#define SPU_CLINT_MTIMECMP 0x4000u /* 64-bit */
+#define SPU_CLINT_MTIME 0xBFF8u    /* 64-bit, counts at SPU_MTIME_HZ */
+#define SPU_CLINT_SIZE 0x10000u
+#define SPU_MTIME_HZ 1000000u      /* 1 MHz: mtime counts microseconds */
+
+/* Console: each byte written to TX is appended to the core's log line; '\n' ends the line. */
+#define SPU_CONSOLE_BASE 0x10000000u
+#define SPU_CONSOLE_TX 0x0u
+#define SPU_CONSOLE_SIZE 0x100u
+
+/* Exit device: writing code C to EXIT ends the program with exit code C. */
+#define SPU_EXIT_BASE 0x10000100u
+#define SPU_EXIT_CODE 0x0u
+#define SPU_EXIT_SIZE 0x100u
+
+#endif

@@ -1,0 +1,44 @@
+/* The default trap handler: a trap nobody expected is a firmware fault. It prints the cause,
+ * the faulting pc and mtval on the console and ends the program with a code that says which
+ * trap it was (spu.h). */
+#include <stdio.h>
+
+#include "spu.h"
+
+static const char* cause_name(uint32_t mcause) {
+    static const char* const exceptions[] = {"instruction address misaligned",
+                                             "instruction access fault",
+                                             "illegal instruction",
+                                             "breakpoint",
+                                             "load address misaligned",
+                                             "load access fault",
+                                             "store address misaligned",
+                                             "store access fault",
+                                             "environment call from U-mode",
+                                             "environment call from S-mode",
+                                             "reserved",
+                                             "environment call from M-mode",
+                                             "instruction page fault",
+                                             "load page fault",
+                                             "reserved",
+                                             "store page fault"};
+    static const char* const interrupts[] = {
+        "reserved", "supervisor software interrupt", "reserved", "machine software interrupt",
+        "reserved", "supervisor timer interrupt",    "reserved", "machine timer interrupt",
+        "reserved", "supervisor external interrupt", "reserved", "machine external interrupt"};
+    uint32_t code = mcause & 0x7fffffffu;
+    if (mcause & 0x80000000u)
+        return code < sizeof interrupts / sizeof *interrupts ? interrupts[code] : "interrupt";
+    return code < sizeof exceptions / sizeof *exceptions ? exceptions[code] : "exception";
+}
+
+__attribute__((weak)) uint32_t spu_trap_handler(uint32_t mcause, uint32_t mepc, uint32_t mtval) {
+    /* Straight to the device: the fault may have come from inside stdio. */
+    char line[128];
+    snprintf(line, sizeof line, "trap: %s (mcause=0x%08lx mepc=0x%08lx mtval=0x%08lx)\n",
+             cause_name(mcause), (unsigned long)mcause, (unsigned long)mepc, (unsigned long)mtval);
+    spu_write(line);
+    int interrupt = (mcause & 0x80000000u) != 0;
+    spu_exit((interrupt ? SPU_TRAP_EXIT_INTERRUPT : SPU_TRAP_EXIT_EXCEPTION) +
+             (int)(mcause & 0x1fu));
+}

@@ -1,0 +1,34 @@
+/* A program in the style of the RISC-V ISA tests (riscv-tests, env/p): linked in RAM at
+ * 0x80000000 rather than in the SPU map, without the support library, it reports its result by
+ * writing (TESTNUM << 1) | 1 to the `tohost` word, then spins; TESTNUM 0 is a pass. Built twice:
+ * TESTNUM 0 (tohost_pass.elf) and TESTNUM 5 (tohost_fail.elf). */
+#ifndef TESTNUM
+#define TESTNUM 0
+#endif
+
+    .section .text.init, "ax", @progbits
+    .globl _start
+_start:
+    la      t1, counter         /* some work on data in RAM first */
+    li      t0, 10
+1:  lw      t2, 0(t1)
+    addi    t2, t2, 3
+    sw      t2, 0(t1)
+    addi    t0, t0, -1
+    bnez    t0, 1b
+    li      t0, (TESTNUM << 1) | 1
+    la      t1, tohost
+2:  sw      t0, 0(t1)
+    sw      zero, 4(t1)
+    j       2b
+
+    .section .tohost, "aw", @progbits
+    .align 6
+    .globl tohost
+tohost: .dword 0
+    .align 6
+    .globl fromhost
+fromhost: .dword 0
+
+    .data
+counter: .word 0
