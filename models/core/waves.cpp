@@ -24,8 +24,11 @@ void Waves::open(const std::string& path) {
     std::fclose(probe);
     file_ = sc_core::sc_create_vcd_trace_file(base.c_str());
     if (!file_) throw InputError(path, "", "cannot create VCD file");
-    // The unit is ours to choose; SystemC's info line about it would only clutter the output.
+    // Waves are drawn in nanoseconds: changes between two nanoseconds show at the earlier one.
+    // SystemC's notes about the unit and about that rounding would only clutter the output.
     sc_core::sc_report_handler::set_actions("tracing timescale unit set", sc_core::SC_DO_NOTHING);
+    sc_core::sc_report_handler::set_actions("current kernel time is not representable in VCD time units",
+                                            sc_core::SC_DO_NOTHING);
     file_->set_time_unit(1, sc_core::SC_NS);
 }
 
