@@ -38,6 +38,8 @@ void CoreConfig::describe(core::Params& p) {
     p("dmi", dmi,
       "fetch, load and store through direct memory interfaces where targets grant them");
     p("reset_pc", reset_pc, "", "pc after reset [SPU map: IMEM base]");
+    p("misaligned_access", misaligned_access,
+      "do misaligned loads and stores in hardware (false: they trap) [RISC-V tests: ma_data]");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1206,37 +1208,37 @@ void Rv32Core::thread() {
         STEP(ca);                                  \
     } while (0)
     // Loads and stores: alignment, then the last DMI region used, then the slow path.
-#define LOAD_OP(T, bytes, extend)                                 \
-    do {                                                          \
-        const uint32_t a_ = x[ip->rs1] + uint32_t(ip->imm);       \
-        if ((bytes) > 1 && __builtin_expect(a_ & ((bytes)-1), 0)) \
-            TRAP(cause::kLoadMisaligned, a_);                     \
-        const uint32_t o_ = a_ - ld_base_;                        \
-        uint32_t v_;                                              \
-        if (__builtin_expect(o_ < ld_size_, 1)) {                 \
-            T t_;                                                 \
-            std::memcpy(&t_, ld_mem_ + o_, sizeof t_);            \
-            v_ = extend(t_);                                      \
-            cyc += ld_lat_;                                       \
-            ++n_dmi_loads_;                                       \
-        } else {                                                  \
-            SAVE();                                               \
-            const bool ok_ = load_slow(a_, (bytes), v_);          \
-            LOAD();                                               \
-            if (!ok_) goto slow;                                  \
-            v_ = extend(T(v_));                                   \
-        }                                                         \
-        x[ip->rd] = v_;                                           \
-        STEP(cl);                                                 \
+#define LOAD_OP(T, bytes, extend)                                               \
+    do {                                                                        \
+        const uint32_t a_ = x[ip->rs1] + uint32_t(ip->imm);                     \
+        const bool mis_ = (bytes) > 1 && __builtin_expect(a_ & ((bytes)-1), 0); \
+        if (mis_ && !cfg_.misaligned_access) TRAP(cause::kLoadMisaligned, a_);  \
+        const uint32_t o_ = a_ - ld_base_;                                      \
+        uint32_t v_;                                                            \
+        if (__builtin_expect(o_ < ld_size_ && !mis_, 1)) {                      \
+            T t_;                                                               \
+            std::memcpy(&t_, ld_mem_ + o_, sizeof t_);                          \
+            v_ = extend(t_);                                                    \
+            cyc += ld_lat_;                                                     \
+            ++n_dmi_loads_;                                                     \
+        } else {                                                                \
+            SAVE();                                                             \
+            const bool ok_ = load_slow(a_, (bytes), v_);                        \
+            LOAD();                                                             \
+            if (!ok_) goto slow;                                                \
+            v_ = extend(T(v_));                                                 \
+        }                                                                       \
+        x[ip->rd] = v_;                                                         \
+        STEP(cl);                                                               \
     } while (0)
 #define STORE_OP(T, bytes)                                                                  \
     do {                                                                                    \
         const uint32_t a_ = x[ip->rs1] + uint32_t(ip->imm);                                 \
-        if ((bytes) > 1 && __builtin_expect(a_ & ((bytes)-1), 0))                           \
-            TRAP(cause::kStoreMisaligned, a_);                                              \
+        const bool mis_ = (bytes) > 1 && __builtin_expect(a_ & ((bytes)-1), 0);             \
+        if (mis_ && !cfg_.misaligned_access) TRAP(cause::kStoreMisaligned, a_);             \
         const T v_ = T(x[ip->rs2]);                                                         \
         const uint32_t o_ = a_ - st_base_;                                                  \
-        if (__builtin_expect(o_ < st_size_, 1)) {                                           \
+        if (__builtin_expect(o_ < st_size_ && !mis_, 1)) {                                  \
             std::memcpy(st_mem_ + o_, &v_, sizeof v_);                                      \
             cyc += st_lat_;                                                                 \
             ++n_dmi_stores_;                                                                \

@@ -63,6 +63,9 @@ struct CoreConfig {
     uint32_t cpi_div = 1;
     double quantum_ns = 1000.0;  // temporal decoupling quantum
     bool dmi = true;             // use direct memory interfaces where targets grant them
+    // Loads and stores at misaligned addresses are done by the hardware (as the RISC-V tests'
+    // ma_data expects) rather than trapping; misaligned jump targets always trap (no C).
+    bool misaligned_access = true;
     uint32_t reset_pc = 0;
     void describe(core::Params& p);  // keys relative to the caller's scope
 };

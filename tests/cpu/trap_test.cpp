@@ -249,7 +249,9 @@ TEST_F(CpuTrap, MisalignedLoadsAndStoresTrapWithTheAddress) {
     a(lb(a0, s0, 1))(sb(a0, s0, 3));  // bytes are never misaligned
     a.exit_code(0);
     a.label("handler").csrr(t0, csrn::mepc)(addi(t0, t0, 4)).csrw(csrn::mepc, t0)(mret());
-    ASSERT_TRUE(run_program(a)) << trap_log();
+    CoreConfig strict;
+    strict.misaligned_access = false;
+    ASSERT_TRUE(run_program(a, strict)) << trap_log();
     EXPECT_EQ(exit_code(), 0u);
     ASSERT_EQ(traps.size(), 5u) << trap_log();
     const uint32_t base = SPU_DMEM_BASE + 0x40;
@@ -264,6 +266,26 @@ TEST_F(CpuTrap, MisalignedLoadsAndStoresTrapWithTheAddress) {
         EXPECT_EQ(traps[k].epc, want[k].epc) << k;
     }
     EXPECT_EQ(dmem_word(base), 0u);  // nothing was stored by the trapping stores
+}
+
+TEST_F(CpuTrap, MisalignedLoadsAndStoresWorkInHardwareByDefault) {
+    // Little-endian bytes 11 22 33 44 55 66 at DMEM+0x41..0x46, written by misaligned stores.
+    Asm a;
+    a.set_mtvec("handler").li(s0, SPU_DMEM_BASE + 0x40);
+    a.li(t1, 0x44332211)(sw(t1, s0, 1));  // bytes 1..4
+    a.li(t1, 0x6655)(sh(t1, s0, 5));      // bytes 5..6
+    a(lw(s2, s0, 3));                     // bytes 3..6: 0x66554433
+    a(lh(s3, s0, 5));                     // 0x6655, sign bit clear
+    a(lhu(s4, s0, 1));                    // 0x2211
+    a.exit_code(0);
+    a.label("handler").exit_code(1);
+    ASSERT_TRUE(run_program(a)) << trap_log();
+    EXPECT_EQ(exit_code(), 0u) << trap_log();
+    EXPECT_TRUE(traps.empty()) << trap_log();
+    EXPECT_EQ(x(s2), 0x66554433u);
+    EXPECT_EQ(x(s3), 0x6655u);
+    EXPECT_EQ(x(s4), 0x2211u);
+    EXPECT_EQ(dmem_word(SPU_DMEM_BASE + 0x40), 0x33221100u);
 }
 
 TEST_F(CpuTrap, AccessFaultsFromUnmappedAddresses) {
