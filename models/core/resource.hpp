@@ -21,9 +21,10 @@ class SharedResource {
         sc_core::sc_time start, end;
     };
 
-    // `stat` and `busy` may be null.
-    explicit SharedResource(Occupancy* stat = nullptr, BusyProbe* busy = nullptr)
-        : stat_(stat), busy_(busy) {}
+    // `stat`, `busy` and `queue` may be null.
+    explicit SharedResource(Occupancy* stat = nullptr, BusyProbe* busy = nullptr,
+                            QueueProbe* queue = nullptr)
+        : stat_(stat), busy_(busy), queue_(queue) {}
 
     Grant reserve(const sc_core::sc_time& at, const sc_core::sc_time& duration) {
         forget_before(sc_core::sc_time_stamp());
@@ -39,6 +40,7 @@ class SharedResource {
         if (duration > sc_core::SC_ZERO_TIME) insert(g);
         if (stat_) stat_->occupy(to_ns(g.start - at), to_ns(duration));
         if (busy_) busy_->busy(g.start, g.end);
+        if (queue_) queue_->add(at, g.start);
         return g;
     }
 
@@ -73,6 +75,7 @@ class SharedResource {
 
     Occupancy* stat_;
     BusyProbe* busy_;
+    QueueProbe* queue_;
     std::map<sc_core::sc_time, sc_core::sc_time> busy_until_;  // start -> end, disjoint
     sc_core::sc_time last_end_ = sc_core::SC_ZERO_TIME;
 };

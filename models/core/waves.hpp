@@ -94,22 +94,35 @@ class Probe : public ScheduledSignal<T, T, T, LastValue<T>> {
     void set(const T& v, const sc_core::sc_time& at) { this->post(v, at); }
 };
 
-struct BusyCount {
+// How many intervals cover the current time, shown as T: a flag (bool: any) or a count.
+template <class T>
+struct IntervalCount {
     static void apply(int& s, const int& e) { s += e; }
-    static bool value(const int& s) { return s > 0; }
+    static T value(const int& s) { return s > 0 ? T(s) : T(0); }
 };
 
-// A busy flag driven by busy intervals, which may be reported out of time order, touch or
-// overlap: high while any interval covers the time.
-class BusyProbe : public ScheduledSignal<bool, int, int, BusyCount> {
+// A signal driven by intervals, which may be reported out of time order, touch or overlap.
+template <class T>
+class IntervalProbe : public ScheduledSignal<T, int, int, IntervalCount<T>> {
   public:
-    BusyProbe(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name)
-        : ScheduledSignal<bool, int, int, BusyCount>(name, waves, trace_name, 0) {}
-    void busy(const sc_core::sc_time& start, const sc_core::sc_time& end) {
+    IntervalProbe(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name)
+        : ScheduledSignal<T, int, int, IntervalCount<T>>(name, waves, trace_name, 0) {}
+    // One more interval over [start, end).
+    void add(const sc_core::sc_time& start, const sc_core::sc_time& end) {
         if (end <= start) return;
-        post(+1, start);
-        post(-1, end);
+        this->post(+1, start);
+        this->post(-1, end);
     }
 };
+
+// A busy flag: high while any busy interval covers the time.
+class BusyProbe : public IntervalProbe<bool> {
+  public:
+    using IntervalProbe<bool>::IntervalProbe;
+    void busy(const sc_core::sc_time& start, const sc_core::sc_time& end) { add(start, end); }
+};
+
+// A queue depth: how many requests wait at the time (each from its arrival to its grant).
+using QueueProbe = IntervalProbe<uint32_t>;
 
 }  // namespace canopy::core

@@ -10,7 +10,9 @@ ChannelBus::ChannelBus(const std::string& name, const Timing& t, core::Services&
       ns_per_cycle_(t.t_cmd_cycle_ns),
       ns_per_byte_(1e3 / t.channel_rate_mbps),
       busy_probe_("bus_busy", s.waves, name + ".busy"),
-      res_(&s.stats.occupancy(name, "bus", "channel bus occupancy", true), &busy_probe_),
+      queue_probe_("bus_queue", s.waves, name + ".queue"),
+      res_(&s.stats.occupancy(name, "bus", "channel bus occupancy", true), &busy_probe_,
+           &queue_probe_),
       bytes_in_(s.stats.counter(name, "bytes_in", "data bytes into dies")),
       bytes_out_(s.stats.counter(name, "bytes_out", "data bytes out of dies")),
       track_(s.trace.track(name)) {}

@@ -30,6 +30,7 @@ class ChannelBus {
     std::string name_;
     double ns_per_cycle_, ns_per_byte_;
     core::BusyProbe busy_probe_;
+    core::QueueProbe queue_probe_;  // bus phases waiting for the bus
     core::SharedResource res_;
     core::Counter &bytes_in_, &bytes_out_;
     int track_;

@@ -297,3 +297,21 @@ TEST(CoreWaves, BusyProbeHoldsAcrossTouchingIntervalsReportedOutOfOrder) {
     waves.close();
     EXPECT_EQ(parse_vcd(path).trace("bus.busy"), (Trace{{0, 0}, {20, 1}, {90, 0}}));
 }
+
+TEST(CoreWaves, SharedResourceDrivesQueueDepthProbe) {
+    TempDir dir;
+    const std::string path = dir.file("queue.vcd");
+    Waves waves;
+    waves.open(path);
+    canopy::core::QueueProbe queue("queue", waves, "bus.queue");
+    canopy::core::SharedResource r(nullptr, nullptr, &queue);
+    // Grants [0,100), [100,150), [150,160): the second waits from 10 to 100, the third from 20
+    // to 150, so two wait from 20 to 100 and one until 150.
+    r.reserve(sc_time(0, SC_NS), sc_time(100, SC_NS));
+    r.reserve(sc_time(10, SC_NS), sc_time(50, SC_NS));
+    r.reserve(sc_time(20, SC_NS), sc_time(10, SC_NS));
+    sc_core::sc_start(1, sc_core::SC_US);
+    waves.close();
+    EXPECT_EQ(parse_vcd(path).trace("bus.queue"),
+              (Trace{{0, 0}, {10, 1}, {20, 2}, {100, 1}, {150, 0}}));
+}

@@ -1,0 +1,261 @@
+#include "link/pcie_link.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/payload.hpp"
+
+namespace canopy::link {
+
+using sc_core::sc_time;
+
+PcieLink::Direction::Direction(const std::string& n, const LayerLatency& l, core::Services& s)
+    : name(n),
+      latency(l.total_ns(), sc_core::SC_NS),
+      probe((n.substr(n.rfind('.') + 1) + "_busy").c_str(), s.waves, n + ".busy"),
+      wire(&s.stats.occupancy(n, "wire", "TLP and DLLP serialisation on this direction", true),
+           &probe),
+      tlps(s.stats.counter(n, "tlps", "TLPs sent")),
+      tlp_bytes(
+          s.stats.counter(n, "tlp_bytes", "TLP bytes on the wire, framing and CRCs included")),
+      payload_bytes(s.stats.counter(n, "payload_bytes", "TLP payload bytes (whole DWs)")),
+      dllps(s.stats.counter(n, "dllps", "Ack and UpdateFC DLLPs sent")),
+      dllp_bytes(s.stats.counter(n, "dllp_bytes", "DLLP bytes on the wire")) {
+    for (int vc = 0; vc < 2; ++vc) {
+        const std::string p = "vc" + std::to_string(vc);
+        vc_tlps[vc] = &s.stats.counter(n, p + ".tlps", "TLPs sent on this virtual channel");
+        vc_bytes[vc] = &s.stats.counter(n, p + ".tlp_bytes", "TLP wire bytes on this VC");
+    }
+}
+
+static PcieConfig validated(const PcieConfig& c) {
+    c.validate();
+    return c;
+}
+
+PcieLink::PcieLink(sc_core::sc_module_name name, const PcieConfig& cfg, core::Services& services)
+    : sc_module(name),
+      host_target("host_target"),
+      device_initiator("device_initiator"),
+      device_target("device_target"),
+      host_initiator("host_initiator"),
+      cfg_(validated(cfg)),
+      services_(services),
+      down_(std::make_unique<Direction>(std::string(this->name()) + ".downstream", cfg.downstream,
+                                        services)),
+      up_(std::make_unique<Direction>(std::string(this->name()) + ".upstream", cfg.upstream,
+                                      services)),
+      reads_(services.stats.counter(this->name(), "reads", "read transfers (incl. ATS)", true)),
+      writes_(services.stats.counter(this->name(), "writes", "write transfers", true)),
+      ats_(services.stats.counter(this->name(), "ats", "ATS translation requests")),
+      refused_(services.stats.counter(this->name(), "refused", "transactions refused", true)),
+      read_latency_(services.stats.distribution(this->name(), "latency.read", "ns",
+                                                "link time of a read: requests to last data")),
+      write_latency_(services.stats.distribution(this->name(), "latency.write", "ns",
+                                                 "link time of a write: to last acceptance")),
+      track_(services.trace.track(this->name())) {
+    host_target.register_b_transport(this, &PcieLink::host_b_transport);
+    device_target.register_b_transport(this, &PcieLink::device_b_transport);
+    host_target.register_transport_dbg(this, &PcieLink::host_dbg);
+    device_target.register_transport_dbg(this, &PcieLink::device_dbg);
+}
+
+void PcieLink::host_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
+    transport(gp, delay, *down_, *up_, device_initiator);
+}
+void PcieLink::device_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
+    transport(gp, delay, *up_, *down_, host_initiator);
+}
+// Debug accesses take no time and need no TLPs.
+unsigned PcieLink::host_dbg(tlm::tlm_generic_payload& gp) {
+    return device_initiator->transport_dbg(gp);
+}
+unsigned PcieLink::device_dbg(tlm::tlm_generic_payload& gp) {
+    return host_initiator->transport_dbg(gp);
+}
+
+static std::string hex(uint64_t v) { return core::TransactionTrace::hex(v); }
+
+std::string PcieLink::check(const tlm::tlm_generic_payload& gp) const {
+    const auto* tlp = gp.get_extension<core::TlpExt>();
+    const auto* link = gp.get_extension<LinkTlpExt>();
+    const uint64_t addr = gp.get_address();
+    const uint64_t len = gp.get_data_length();
+    const bool write = gp.is_write();
+    if (gp.get_command() == tlm::TLM_IGNORE_COMMAND) return "an ignore command carries no TLP";
+    if (len == 0) return "zero-length transfer at " + hex(addr);
+    if (!gp.get_data_ptr()) return "no data buffer";
+    if (gp.get_byte_enable_ptr())
+        return "byte enables are not supported: the link derives the first/last DW byte "
+               "enables from the address and length";
+    if (gp.get_streaming_width() < len) return "streaming transfers are not supported";
+    if (addr + (len - 1) < addr)
+        return "address range " + hex(addr) + " + " + std::to_string(len) + " wraps past 2^64";
+    if (len > cfg_.max_transfer_bytes)
+        return "transfer of " + std::to_string(len) + " B exceeds link.pcie.max_transfer_bytes = " +
+               std::to_string(cfg_.max_transfer_bytes);
+    if (tlp && tlp->vc > 1)
+        return "virtual channel " + std::to_string(tlp->vc) +
+               " does not exist (VC0: PCIe and ATS, VC1: CCIX)";
+    if (tlp && tlp->type == core::TlpExt::Type::Completion)
+        return "a completion cannot be sent as a request: the link makes completions itself";
+    if (tlp && tlp->type == core::TlpExt::Type::AtsTranslate) {
+        if (write) return "an ATS translation request must be a read";
+        if (len % 8 || len > cfg_.max_payload_bytes)
+            return "an ATS translation request returns 8 B per translation, at most " +
+                   std::to_string(cfg_.max_payload_bytes) + " B (max payload); asked " +
+                   std::to_string(len) + " B";
+        return "";
+    }
+    if (link && link->single_tlp) {
+        if ((addr % kPageBytes) + len > kPageBytes)
+            return "one TLP of " + std::to_string(len) + " B at " + hex(addr) +
+                   " would cross the 4 KiB boundary at " +
+                   hex((addr / kPageBytes + 1) * kPageBytes) + " (PCIe forbids it)";
+        const uint32_t max = write ? cfg_.max_payload_bytes : cfg_.max_read_request_bytes;
+        if (len > max)
+            return std::string("one ") + (write ? "MemWr of " : "MemRd of ") + std::to_string(len) +
+                   " B exceeds " + (write ? "max payload " : "max read request ") +
+                   std::to_string(max) + " B";
+    }
+    return "";
+}
+
+void PcieLink::refuse(tlm::tlm_generic_payload& gp, const std::string& why) {
+    refused_.add();
+    last_error_ = std::string(name()) + ": " + why;
+    if (auto* link = gp.get_extension<LinkTlpExt>()) link->error = why;
+    gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+}
+
+core::SharedResource::Grant PcieLink::send(Direction& d, const Tlp& t, uint8_t vc,
+                                           const sc_time& at) {
+    const uint32_t bytes = tlp_wire_bytes(cfg_, t);
+    d.tlps.add();
+    d.tlp_bytes.add(bytes);
+    d.payload_bytes.add(t.payload_bytes());
+    d.vc_tlps[vc]->add();
+    d.vc_bytes[vc]->add(bytes);
+    return d.wire.reserve(at, serialisation(cfg_, bytes));
+}
+
+void PcieLink::send_dllps(Direction& d, uint64_t tlps, const sc_time& at) {
+    const uint64_t n = dllps_for(cfg_, tlps);
+    const uint64_t bytes = n * dllp_wire_bytes(cfg_);
+    if (!bytes) return;
+    d.dllps.add(n);
+    d.dllp_bytes.add(bytes);
+    d.wire.reserve(at, serialisation(cfg_, bytes));
+}
+
+uint64_t PcieLink::credit_window(bool write) const {
+    const Credits& c = cfg_.credits;
+    uint64_t w = std::numeric_limits<uint64_t>::max();
+    const uint32_t header = write ? c.posted_header : c.non_posted_header;
+    if (header) w = header;
+    if (write && c.posted_data)  // each full TLP takes MPS / 16 data credits
+        w = std::min<uint64_t>(
+            w, std::max<uint64_t>(1, uint64_t(c.posted_data) * Credits::kBytesPerDataCredit /
+                                         cfg_.max_payload_bytes));
+    return w == std::numeric_limits<uint64_t>::max() ? 0 : w;
+}
+
+void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction& fwd,
+                         Direction& rev, tlm_utils::simple_initiator_socket<PcieLink>& out) {
+    const std::string why = check(gp);
+    if (!why.empty()) return refuse(gp, why);
+
+    const auto* tlp_in = gp.get_extension<core::TlpExt>();
+    const bool write = gp.is_write();
+    const bool ats = tlp_in && tlp_in->type == core::TlpExt::Type::AtsTranslate;
+    const uint8_t vc = tlp_in ? tlp_in->vc : 0;
+    const uint64_t addr = gp.get_address();
+    const uint32_t len = gp.get_data_length();
+    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time start = now + delay;
+
+    const std::vector<Tlp> requests = ats ? std::vector<Tlp>{Tlp{TlpKind::AtsRequest, addr, len}}
+                                          : split_requests(cfg_, write, addr, len);
+    const uint64_t window = credit_window(write);
+    const sc_time fc_return = rev.latency + serialisation(cfg_, dllp_wire_bytes(cfg_));
+
+    std::vector<sc_time> arrivals;
+    sc_time done = start, last_request = start, last_sent = start, last_completion = start;
+    uint64_t completions = 0;
+    tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;
+    for (size_t i = 0; i < requests.size(); ++i) {
+        const Tlp& r = requests[i];
+        // A transfer's own TLPs follow one another: only others' traffic counts as waiting.
+        sc_time earliest = std::max(start, last_sent);
+        if (window && i >= window) earliest = std::max(earliest, arrivals[i - window] + fc_return);
+        last_sent = send(fwd, r, vc, earliest).end;
+        const sc_time arrival = last_sent + fwd.latency;
+        arrivals.push_back(arrival);
+        last_request = std::max(last_request, arrival);
+
+        // The far side sees this TLP as its own transaction, carrying the original's extensions.
+        tlm::tlm_generic_payload sub;
+        sub.set_command(gp.get_command());
+        sub.set_address(r.address);
+        sub.set_data_ptr(gp.get_data_ptr() + (r.address - addr));
+        sub.set_data_length(r.data_bytes);
+        sub.set_streaming_width(r.data_bytes);
+        sub.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        for (unsigned e = 0; e < tlm::max_num_extensions(); ++e)
+            if (auto* ext = gp.get_extension(e)) sub.set_extension(e, ext->clone());
+        auto* tlp_out = sub.get_extension<core::TlpExt>();
+        if (!tlp_out) sub.set_extension(tlp_out = new core::TlpExt);
+        tlp_out->type = write ? core::TlpExt::Type::MemWrite : core::TlpExt::Type::MemRead;
+        if (ats) tlp_out->type = core::TlpExt::Type::AtsTranslate;
+        if (ats) tlp_out->at = core::TlpExt::AddressType::TranslationRequest;
+        tlp_out->vc = vc;
+        auto* link_out = sub.get_extension<LinkTlpExt>();
+        if (!link_out) sub.set_extension(link_out = new LinkTlpExt);
+        link_out->single_tlp = true;
+        link_out->kind = r.kind;
+        link_out->index = uint32_t(i);
+        link_out->count = uint32_t(requests.size());
+        link_out->wire_bytes = tlp_wire_bytes(cfg_, r);
+        link_out->error.clear();
+
+        sc_time d = arrival - now;
+        out->b_transport(sub, d);
+        const sc_time ready = std::max(now + d, arrival);
+        const bool failed = sub.is_response_error();
+        if (failed && status == tlm::TLM_OK_RESPONSE) status = sub.get_response_status();
+        if (write) {
+            done = std::max(done, ready);
+            continue;
+        }
+        // A failed read completes with one Cpl carrying the error status and no data.
+        const std::vector<Tlp> cpl =
+            failed ? std::vector<Tlp>{Tlp{TlpKind::Cpl, r.address, 0}}
+            : ats  ? std::vector<Tlp>{Tlp{TlpKind::AtsCompletion, r.address, r.data_bytes}}
+                   : split_completions(cfg_, r);
+        for (const Tlp& c : cpl) {
+            last_completion = send(rev, c, vc, std::max(ready, last_completion)).end;
+            done = std::max(done, last_completion + rev.latency);
+        }
+        completions += cpl.size();
+    }
+    send_dllps(rev, requests.size(), last_request);
+    if (completions) send_dllps(fwd, completions, done);
+
+    (write ? writes_ : reads_).add();
+    if (ats) ats_.add();
+    (write ? write_latency_ : read_latency_).sample((done - start).to_seconds() * 1e9);
+    if (services_.trace.enabled()) {
+        const auto* req = gp.get_extension<core::RequestExt>();
+        services_.trace.complete(track_, ats ? "ats" : (write ? "write" : "read"), "pcie", start,
+                                 done - start, req ? req->flow : 0,
+                                 {{"address", hex(addr)},
+                                  {"bytes", std::to_string(len)},
+                                  {"tlps", std::to_string(requests.size() + completions)},
+                                  {"vc", std::to_string(vc)},
+                                  {"direction", fwd.name.substr(fwd.name.rfind('.') + 1)}});
+    }
+    delay = done - now;
+    gp.set_response_status(status);
+}
+
+}  // namespace canopy::link
