@@ -1,0 +1,182 @@
+// The device's DMA engine (models/link/dma_engine.hpp): data integrity in both directions across
+// page boundaries, with and without translation, per-descriptor errors, latency as the sum of its
+// parts, and transfers through the PCIe link. Each TEST runs in its own process.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <systemc>
+
+#include "core/services.hpp"
+#include "device_fakes.hpp"
+#include "link/dma_engine.hpp"
+#include "link/pcie_link.hpp"
+
+namespace canopy::link {
+namespace {
+
+using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
+using testing::FakeMemory;
+using testing::FakeTranslator;
+using testing::ns;
+
+constexpr uint64_t kHost = 0x1000'0000, kDev = 0x2000'0000, kVirt = 0x7000'0000;
+constexpr uint64_t kPage = 4096;
+
+// The engine with host memory (100 ns per access) bound straight to its host socket, device
+// memory (10 ns), and with `translate` an ATC asking a fake IOMMU (617 ns).
+struct Bench {
+    core::Services services;
+    std::unique_ptr<Atc> atc;
+    std::unique_ptr<FakeTranslator> iommu;
+    DmaEngine dma;
+    FakeMemory host_mem, dev_mem;
+
+    explicit Bench(bool translate)
+        : atc(translate ? std::make_unique<Atc>("atc", AtcConfig(), services) : nullptr),
+          iommu(translate ? std::make_unique<FakeTranslator>("iommu", 617) : nullptr),
+          dma("dma", config(translate), services, atc.get()),
+          host_mem("host_mem", kHost, 64 * 1024, 100),
+          dev_mem("dev_mem", kDev, 64 * 1024, 10) {
+        if (atc) atc->ats_initiator.bind(iommu->socket);
+        dma.host_initiator.bind(host_mem.socket);
+        dma.device_initiator.bind(dev_mem.socket);
+        sc_core::sc_start(SC_ZERO_TIME);
+    }
+    static DmaConfig config(bool translate) {
+        DmaConfig c;
+        c.translate = translate;
+        return c;
+    }
+    DmaResult run(DmaDirection dir, uint64_t host, uint64_t dev, uint64_t len) {
+        sc_time d = SC_ZERO_TIME;
+        DmaResult r = dma.execute(DmaDescriptor{dir, host, dev, len}, d);
+        EXPECT_DOUBLE_EQ(ns(d), r.latency_ns);
+        return r;
+    }
+};
+
+TEST(LinkDma, HostToDeviceMovesBytesAcrossPages) {
+    Bench b(false);
+    const DmaResult r = b.run(DmaDirection::HostToDevice, kHost + 0xF00, kDev + 0x10, 10000);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.bytes_done, 10000u);
+    EXPECT_EQ(0, std::memcmp(b.dev_mem.at(kDev + 0x10), b.host_mem.at(kHost + 0xF00), 10000));
+    // Cut at the 4 KiB boundaries: 256 + 4096 + 4096 + 1552.
+    ASSERT_EQ(r.pieces, 4u);
+    ASSERT_EQ(b.host_mem.seen.size(), 4u);
+    EXPECT_EQ(b.host_mem.seen[0].length, 256u);
+    EXPECT_EQ(b.host_mem.seen[1].address, kHost + 0x1000);
+    EXPECT_EQ(b.host_mem.seen[1].length, 4096u);
+    EXPECT_EQ(b.host_mem.seen[3].length, 1552u);
+    for (const auto& s : b.host_mem.seen) {
+        EXPECT_FALSE(s.write);
+        EXPECT_EQ(s.at, core::TlpExt::AddressType::Untranslated);
+    }
+    EXPECT_EQ(r.translations, 0u);
+}
+
+TEST(LinkDma, DeviceToHostTranslatesEachPage) {
+    Bench b(true);
+    // Virtual pages 0..3 on physical pages 3..0: a contiguous buffer scattered in host memory.
+    for (uint64_t i = 0; i < 4; ++i)
+        b.iommu->map(kVirt + i * kPage, kHost + (3 - i) * kPage, kPage);
+    const DmaResult r = b.run(DmaDirection::DeviceToHost, kVirt + 0x800, kDev, 3 * kPage);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.translations, 4u);
+    EXPECT_EQ(r.pieces, 4u);
+    for (uint64_t off = 0; off < 3 * kPage; ++off) {
+        const uint64_t va = kVirt + 0x800 + off;
+        const uint64_t pa = kHost + (3 - (va - kVirt) / kPage) * kPage + va % kPage;
+        ASSERT_EQ(*b.host_mem.at(pa), *b.dev_mem.at(kDev + off)) << off;
+    }
+    for (const auto& s : b.host_mem.seen) {
+        EXPECT_TRUE(s.write);
+        EXPECT_EQ(s.at, core::TlpExt::AddressType::Translated);
+    }
+}
+
+TEST(LinkDma, HugePageNeedsOneTranslation) {
+    Bench b(true);
+    b.iommu->map(0x4000'0000, kHost, 2 * 1024 * 1024);
+    const DmaResult r = b.run(DmaDirection::HostToDevice, 0x4000'0100, kDev, 3 * kPage + 100);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.translations, 1u);
+    EXPECT_EQ(r.pieces, 4u);  // still cut at max_burst_bytes: 4096 x 3 + 100
+    EXPECT_EQ(0, std::memcmp(b.dev_mem.at(kDev), b.host_mem.at(kHost + 0x100), 3 * kPage + 100));
+}
+
+TEST(LinkDma, LatencyIsTranslationPlusTransfer) {
+    Bench b(true);
+    for (uint64_t i = 0; i < 2; ++i) b.iommu->map(kVirt + i * kPage, kHost + i * kPage, kPage);
+    // 2 KiB straddling two pages: two ATC misses, two pieces of host read + device write.
+    DmaResult r = b.run(DmaDirection::HostToDevice, kVirt + 0xC00, kDev, 0x800);
+    ASSERT_TRUE(r.ok) << r.error;
+    const double miss = 20 + 1136 + 617, hit = 20, piece = 100 + 10, setup = 50;
+    EXPECT_DOUBLE_EQ(r.translation_ns, 2 * miss);
+    EXPECT_DOUBLE_EQ(r.transfer_ns, 2 * piece);
+    EXPECT_DOUBLE_EQ(r.latency_ns, setup + 2 * miss + 2 * piece);
+    r = b.run(DmaDirection::HostToDevice, kVirt + 0xC00, kDev, 0x800);  // now ATC hits
+    EXPECT_DOUBLE_EQ(r.latency_ns, setup + 2 * hit + 2 * piece);
+    EXPECT_EQ(b.dma.results().size(), 2u);
+    EXPECT_EQ(b.dma.results()[1].id, 1u);
+    EXPECT_EQ(b.dma.results()[1].completion, sc_time(r.latency_ns, sc_core::SC_NS));
+}
+
+TEST(LinkDma, ReportsErrorsPerDescriptor) {
+    Bench b(true);
+    b.iommu->map(kVirt, kHost, kPage);  // the next page is unmapped
+    DmaResult r = b.run(DmaDirection::HostToDevice, kVirt + 0xF00, kDev, 0x200);
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.bytes_done, 0x100u);  // the first page's part moved
+    EXPECT_NE(r.error.find("descriptor 0"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("failed"), std::string::npos) << r.error;
+    r = b.run(DmaDirection::HostToDevice, kVirt, kDev + 64 * 1024 - 16, 64);  // past device memory
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("device write"), std::string::npos) << r.error;
+    r = b.run(DmaDirection::DeviceToHost, kVirt, kDev, 0);
+    EXPECT_FALSE(r.ok);
+    r = b.run(DmaDirection::DeviceToHost, kVirt, kDev, 64);  // the engine carries on
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(static_cast<const core::Counter*>(b.services.stats.find("dma", "errors"))->value(),
+              3u);
+    EXPECT_EQ(b.dma.results().size(), 4u);
+}
+
+TEST(LinkDma, HostBusErrorEndsDescriptor) {
+    Bench b(false);
+    const DmaResult r =
+        b.run(DmaDirection::DeviceToHost, kHost + 64 * 1024 - kPage, kDev, 2 * kPage);
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.bytes_done, kPage);
+    EXPECT_NE(r.error.find("host write"), std::string::npos) << r.error;
+}
+
+TEST(LinkDma, ThroughTheLinkDataIntact) {
+    core::Services s;
+    PcieLink link("link", PcieConfig(), s);
+    DmaEngine dma("dma", DmaConfig(), s);
+    FakeMemory host_mem("host_mem", kHost, 64 * 1024, 100), dev_mem("dev_mem", kDev, 64 * 1024);
+    FakeMemory mmio("mmio", 0, 4096);  // the device's side of host -> device requests, unused
+    testing::FakeInitiator host_cpu("host_cpu");
+    dma.host_initiator.bind(link.device_target);
+    dma.device_initiator.bind(dev_mem.socket);
+    link.host_initiator.bind(host_mem.socket);
+    link.device_initiator.bind(mmio.socket);
+    host_cpu.socket.bind(link.host_target);
+    sc_core::sc_start(SC_ZERO_TIME);
+    sc_time d = SC_ZERO_TIME;
+    DmaResult r = dma.execute({DmaDirection::HostToDevice, kHost + 0x123, kDev, 5000}, d);
+    ASSERT_TRUE(r.ok) << r.error << " / " << link.last_error();
+    EXPECT_EQ(0, std::memcmp(dev_mem.at(kDev), host_mem.at(kHost + 0x123), 5000));
+    EXPECT_GT(r.latency_ns, 2 * 180);  // at least one round trip per piece
+    for (uint64_t i = 0; i < 3000; ++i) *dev_mem.at(kDev + 0x4000 + i) = uint8_t(i * 31);
+    r = dma.execute({DmaDirection::DeviceToHost, kHost + 0x8000 - 7, kDev + 0x4000, 3000}, d);
+    ASSERT_TRUE(r.ok) << r.error << " / " << link.last_error();
+    EXPECT_EQ(0, std::memcmp(host_mem.at(kHost + 0x8000 - 7), dev_mem.at(kDev + 0x4000), 3000));
+    EXPECT_EQ(static_cast<const core::Counter*>(s.stats.find("link", "reads"))->value(), 2u);
+}
+
+}  // namespace
+}  // namespace canopy::link
