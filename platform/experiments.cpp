@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "platform/nand_experiments.hpp"
+#include "platform/pcie_experiments.hpp"
 
 namespace canopy::platform {
 
@@ -22,6 +23,15 @@ const std::vector<Experiment>& experiments() {
          "Flash-Cosmos Sec. 5 / Table 1: tMWS, MWS power and energy, ESP latency and reliability, "
          "Fig. 7 transfer times, measured on the NAND die model",
          nand_characterisation},
+        {"ats-cost",
+         "CCIX-vs-PCIe paper Sec. IV Exp. 2 (ATS): 64 B and 32 KiB device reads of host memory with "
+         "ATC hit and miss, first vs sequential page crossings, 4 KiB vs 2 MiB pages",
+         ats_cost},
+        {"pcie-latency",
+         "CCIX-vs-PCIe paper Sec. IV Exp. 1, PCIe-DMA side: device<-host read and device->host write "
+         "latency 32 B .. 16 KiB and throughput to 32 KiB through the DMA engine (physical addresses); "
+         "the paper publishes CCIX/PCIe ratios only, so no published values",
+         pcie_latency},
     };
     return list;
 }

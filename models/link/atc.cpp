@@ -53,7 +53,8 @@ void AtcConfig::describe(core::Params& p) {
              65536)("hit_latency_ns", hit_latency_ns, "ns", "ATC lookup time [assumed]", 0.0, 1e6)(
         "miss_overhead_ns", miss_overhead_ns, "ns",
         "ATC/ATS-switch time around one ATS request on a miss [CCIX paper IV "
-        "Exp. 2: 2453 - 617 - 700 ns]",
+        "Exp. 2: 2453 - 617 - 700 ns; includes the ATS request's link round trip, which a "
+        "bench modelling the link (exp ats-cost) charges on the link and subtracts here]",
         0.0, 1e7);
 }
 

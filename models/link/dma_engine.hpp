@@ -34,7 +34,11 @@ struct DmaConfig {
     bool translate = false;
     // Largest piece moved at once. Assumed: one 4 KiB page, the size of the engine's buffers.
     uint32_t max_burst_bytes = 4096;
-    double setup_ns = 50.0;  // assumed: descriptor fetch and decode in the engine's registers
+    // Assumed (descriptor fetch and decode, and the device logic between the engine and the link),
+    // calibrated by `canopy exp ats-cost` (E2): a 64-B read with an ATC hit takes ~700 ns
+    // [CCIX paper IV Exp. 2] = setup + ATC hit 20 + link read ~367 (Gen4 x8 defaults) + host
+    // DRAM 100, so setup = 213 ns (was an uncalibrated 50).
+    double setup_ns = 213.0;
     void describe(core::Params& p);  // under "link.dma."
 };
 

@@ -113,7 +113,7 @@ TEST(LinkDma, LatencyIsTranslationPlusTransfer) {
     // 2 KiB straddling two pages: two ATC misses, two pieces of host read + device write.
     DmaResult r = b.run(DmaDirection::HostToDevice, kVirt + 0xC00, kDev, 0x800);
     ASSERT_TRUE(r.ok) << r.error;
-    const double miss = 20 + 1136 + 617, hit = 20, piece = 100 + 10, setup = 50;
+    const double miss = 20 + 1136 + 617, hit = 20, piece = 100 + 10, setup = DmaConfig().setup_ns;
     EXPECT_DOUBLE_EQ(r.translation_ns, 2 * miss);
     EXPECT_DOUBLE_EQ(r.transfer_ns, 2 * piece);
     EXPECT_DOUBLE_EQ(r.latency_ns, setup + 2 * miss + 2 * piece);

@@ -1,0 +1,84 @@
+// `canopy exp ats-cost` (platform/pcie_experiments.cpp): the CCIX-vs-PCIe paper's ATS trends
+// (seeds/003 Sec. IV Exp. 2, CALIBRATION.md E2) and its anchors within 15%. Each TEST runs in
+// its own process.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "canopy_process.hpp"
+
+namespace {
+
+using canopy_test::run_canopy;
+using canopy_test::scratch;
+using canopy_test::slurp;
+
+struct Row {
+    double simulated = 0, published = 0;
+};
+
+std::map<std::string, Row> run_exp(const std::string& name, const std::string& d) {
+    auto r = run_canopy("exp " + name + " --quick --out " + d, d);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::map<std::string, Row> rows;
+    const auto j = nlohmann::json::parse(slurp(d + "/" + name + ".json"));
+    for (const auto& row : j)
+        rows[row.at("id").get<std::string>()] = {row.at("simulated").get<double>(),
+                                                  row.at("published").get<double>()};
+    return rows;
+}
+
+TEST(PlatformPcieExp, AtsCostTrendsAndAnchors) {
+    const auto d = scratch("pcie-exp-ats");
+    auto rows = run_exp("ats-cost", d);
+    for (const char* id : {"E2.1", "E2.2", "E2.7", "E2.8", "E2.10", "E2.11", "E2.12"})
+        ASSERT_TRUE(rows.count(id)) << id;
+
+    // A 64-B read with an ATC miss costs more than twice one with a hit (paper: ~3x).
+    EXPECT_GT(rows["E2.1"].simulated, 2 * rows["E2.2"].simulated);
+    // The first access to a buffer is the longest; later 4 KiB crossings are cheaper (the
+    // IOMMU prefetches the next page's translation).
+    EXPECT_GT(rows["E2.7"].simulated, rows["E2.8"].simulated);
+    EXPECT_GE(rows["E2.7"].simulated, rows["E2.9"].simulated);
+    // 2 MiB pages need fewer translations than 4 KiB pages for the same sweep.
+    EXPECT_LT(rows["E2.12"].simulated, rows["E2.11"].simulated);
+    EXPECT_GE(rows["E2.12"].simulated, 1);
+    // The published anchors: ATS-miss read 2453 ns, ATC-hit read 700 ns, IOMMU answer 617 ns.
+    for (const char* id : {"E2.1", "E2.2", "E2.10"}) {
+        const Row& r = rows[id];
+        EXPECT_GT(r.published, 0) << id;
+        EXPECT_LE(std::fabs(r.simulated - r.published), 0.15 * r.published) << id;
+    }
+    // The CSV and SVG are written beside the JSON.
+    EXPECT_NE(slurp(d + "/ats-cost.csv").find("E2.1,"), std::string::npos);
+    EXPECT_NE(slurp(d + "/ats-cost.svg").find("<svg"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(PlatformPcieExp, PcieLatencySweep) {
+    const auto d = scratch("pcie-exp-lat");
+    auto rows = run_exp("pcie-latency", d);
+    // 32 B .. 16 KiB latencies (10 sizes) in both directions, throughput to 32 KiB (11 sizes).
+    for (int i = 1; i <= 10; ++i) {
+        const std::string n = std::to_string(i);
+        ASSERT_TRUE(rows.count("E1.r" + n) && rows.count("E1.w" + n)) << n;
+        EXPECT_EQ(rows["E1.r" + n].published, 0);  // the paper gives CCIX/PCIe ratios only
+        if (i > 1) {  // latency grows with size
+            EXPECT_GT(rows["E1.r" + n].simulated, rows["E1.r" + std::to_string(i - 1)].simulated);
+            EXPECT_GT(rows["E1.w" + n].simulated, rows["E1.w" + std::to_string(i - 1)].simulated);
+        }
+        // A posted write returns sooner than a read waits for its completions.
+        EXPECT_LT(rows["E1.w" + n].simulated, rows["E1.r" + n].simulated);
+    }
+    ASSERT_TRUE(rows.count("E1.tr11") && rows.count("E1.tw11"));
+    EXPECT_GT(rows["E1.tr11"].simulated, rows["E1.tr1"].simulated);
+    EXPECT_EQ(rows.count("E1.r11"), 0u);
+}
+
+}  // namespace
