@@ -36,8 +36,7 @@ Iommu::Iommu(sc_core::sc_module_name name, const IommuConfig& cfg, core::Service
     : sc_module(name),
       walk_socket("walk_socket"),
       cfg_((cfg.validate(), cfg)),
-      iotlb_(cfg.iotlb_entries),
-      sets_(cfg.iotlb_entries / cfg.iotlb_ways),
+      iotlb_(cfg.iotlb_entries, cfg.iotlb_ways, page_sizes()),
       requests_(services.stats.counter(this->name(), "requests", "ATS translation requests", true)),
       hits_(services.stats.counter(this->name(), "iotlb_hits", "requests hitting the IOTLB")),
       misses_(services.stats.counter(this->name(), "iotlb_misses", "requests missing the IOTLB")),
@@ -59,73 +58,36 @@ void Iommu::attach(uint32_t pasid, AddressSpace& space) {
     space.on_unmap([this, pasid](uint64_t va, uint64_t bytes) { invalidate(pasid, va, bytes); });
 }
 
-size_t Iommu::set_of(uint64_t va, uint64_t page_bytes) const {
-    return size_t((va / page_bytes) % sets_);
-}
-
-Iommu::Entry* Iommu::lookup(uint32_t pasid, uint64_t va) {
-    for (uint64_t size : page_sizes()) {
-        uint64_t base = va & ~(size - 1);
-        Entry* set = &iotlb_[set_of(va, size) * cfg_.iotlb_ways];
-        for (uint32_t w = 0; w < cfg_.iotlb_ways; ++w) {
-            Entry& e = set[w];
-            if (e.valid && e.pasid == pasid && e.page_bytes == size && e.va_base == base) return &e;
-        }
-    }
-    return nullptr;
-}
-
 bool Iommu::iotlb_contains(uint32_t pasid, uint64_t va) const {
-    return const_cast<Iommu*>(this)->lookup(pasid, va) != nullptr;
-}
-
-void Iommu::insert(uint32_t pasid, const AtsResult& r) {
-    Entry* set = &iotlb_[set_of(r.va_base, r.page_bytes) * cfg_.iotlb_ways];
-    Entry* victim = &set[0];
-    for (uint32_t w = 0; w < cfg_.iotlb_ways; ++w) {
-        if (!set[w].valid) {
-            victim = &set[w];
-            break;
-        }
-        if (set[w].last_use < victim->last_use) victim = &set[w];  // least recently used
-    }
-    *victim = Entry{true, pasid, r.va_base, r.pa_base, r.page_bytes, ++use_clock_};
+    return iotlb_.contains(pasid, va);
 }
 
 AtsResult Iommu::walk(uint32_t pasid, uint64_t va, sc_time& delay) {
     AtsResult r;
     auto root = roots_.find(pasid);
-    if (root == roots_.end() || va >= (1ull << 48)) return r;
+    if (root == roots_.end()) return r;
     walks_.add();
-    uint64_t table = root->second;
-    for (unsigned level = 0; level < 4; ++level) {
+    auto read = [&](uint64_t pa, uint64_t& desc) {
         uint8_t buf[8] = {};
         tlm::tlm_generic_payload gp;
         gp.set_command(tlm::TLM_READ_COMMAND);
-        gp.set_address(table + 8 * pte::index(va, level));
+        gp.set_address(pa);
         gp.set_data_ptr(buf);
         gp.set_data_length(8);
         gp.set_streaming_width(8);
         gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
         walk_socket->b_transport(gp, delay);
-        ++r.walk_reads;
         walk_reads_.add();
-        if (!gp.is_response_ok()) return r;  // a table pointer beyond host memory
-        uint64_t desc = 0;
         for (int i = 7; i >= 0; --i) desc = (desc << 8) | buf[i];
-        DescriptorView v = decode_descriptor(desc, level, va);
-        if (!v.valid) return r;
-        if (v.table) {
-            table = v.next_table;
-            continue;
-        }
-        r.ok = true;
-        r.pa = v.leaf.pa;
-        r.va_base = v.leaf.va_base;
-        r.pa_base = v.leaf.pa_base;
-        r.page_bytes = v.leaf.page_bytes;
-        return r;
-    }
+        return gp.is_response_ok();  // false: a table pointer beyond host memory
+    };
+    auto leaf = walk_tables(root->second, va, read, &r.walk_reads);
+    if (!leaf) return r;
+    r.ok = true;
+    r.pa = leaf->pa;
+    r.va_base = leaf->va_base;
+    r.pa_base = leaf->pa_base;
+    r.page_bytes = leaf->page_bytes;
     return r;
 }
 
@@ -134,9 +96,8 @@ AtsResult Iommu::translate(uint32_t pasid, uint64_t va, sc_time& delay) {
     requests_.add();
     delay += sc_time(cfg_.processing_ns, SC_NS);
     AtsResult r;
-    if (Entry* e = lookup(pasid, va)) {
+    if (const auto* e = iotlb_.lookup(pasid, va)) {
         hits_.add();
-        e->last_use = ++use_clock_;
         r.ok = r.iotlb_hit = true;
         r.va_base = e->va_base;
         r.pa_base = e->pa_base;
@@ -147,7 +108,7 @@ AtsResult Iommu::translate(uint32_t pasid, uint64_t va, sc_time& delay) {
         sc_time before = delay;
         r = walk(pasid, va, delay);
         if (r.walk_reads) walk_latency_.sample(ns(delay - before));
-        if (r.ok) insert(pasid, r);
+        if (r.ok) iotlb_.insert(pasid, r.va_base, r.pa_base, r.page_bytes);
     }
     latency_.sample(ns(delay - start));
     if (!r.ok) {
@@ -157,14 +118,14 @@ AtsResult Iommu::translate(uint32_t pasid, uint64_t va, sc_time& delay) {
     // Pre-translation of the pages that follow, off the requester's path.
     uint64_t next = r.va_base + r.page_bytes;
     for (uint32_t k = 0; k < cfg_.prefetch_pages; ++k) {
-        if (const Entry* e = lookup(pasid, next)) {  // already cached: look further on
+        if (const auto* e = iotlb_.lookup(pasid, next)) {  // already cached: look further on
             next = e->va_base + e->page_bytes;
             continue;
         }
         sc_time untimed = sc_core::SC_ZERO_TIME;
         AtsResult p = walk(pasid, next, untimed);
         if (!p.ok) break;
-        insert(pasid, p);
+        iotlb_.insert(pasid, p.va_base, p.pa_base, p.page_bytes);
         prefetches_.add();
         next = p.va_base + p.page_bytes;
     }
@@ -172,20 +133,9 @@ AtsResult Iommu::translate(uint32_t pasid, uint64_t va, sc_time& delay) {
 }
 
 void Iommu::invalidate(uint32_t pasid, uint64_t va, uint64_t bytes) {
-    for (Entry& e : iotlb_) {
-        if (e.valid && e.pasid == pasid && e.va_base < va + bytes &&
-            va < e.va_base + e.page_bytes) {
-            e.valid = false;
-            invalidations_.add();
-        }
-    }
+    invalidations_.add(iotlb_.invalidate(pasid, va, bytes));
 }
 
-void Iommu::invalidate_all() {
-    for (Entry& e : iotlb_) {
-        if (e.valid) invalidations_.add();
-        e.valid = false;
-    }
-}
+void Iommu::invalidate_all() { invalidations_.add(iotlb_.invalidate_all()); }
 
 }  // namespace canopy::host

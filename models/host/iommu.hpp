@@ -32,6 +32,7 @@
 
 #include "core/config.hpp"
 #include "core/services.hpp"
+#include "core/translation_cache.hpp"
 #include "host/page_table.hpp"
 
 namespace canopy::host {
@@ -74,22 +75,10 @@ class Iommu : public sc_core::sc_module {
     bool iotlb_contains(uint32_t pasid, uint64_t va) const;
 
   private:
-    struct Entry {
-        bool valid = false;
-        uint32_t pasid = 0;
-        uint64_t va_base = 0, pa_base = 0, page_bytes = 0;
-        uint64_t last_use = 0;
-    };
-    Entry* lookup(uint32_t pasid, uint64_t va);
-    void insert(uint32_t pasid, const AtsResult& r);
     // Walks the tables in host memory; adds each read's latency to `delay`.
     AtsResult walk(uint32_t pasid, uint64_t va, sc_core::sc_time& delay);
-    size_t set_of(uint64_t va, uint64_t page_bytes) const;
-
     IommuConfig cfg_;
-    std::vector<Entry> iotlb_;  // sets x ways, set-major
-    size_t sets_;
-    uint64_t use_clock_ = 0;
+    core::TranslationCache iotlb_;
     std::map<uint32_t, uint64_t> roots_;  // PASID -> level-0 table PA
 
     core::Counter& requests_;

@@ -80,6 +80,7 @@ DescriptorView decode_descriptor(uint64_t desc, unsigned level, uint64_t va) {
     v.leaf.pa = pa;
     v.leaf.pa_base = pa - (va - v.leaf.va_base);
     v.leaf.pinned = (desc & pte::kPinned) != 0;
+    v.leaf.device = (desc & pte::kDevice) != 0;
     return v;
 }
 
@@ -161,12 +162,12 @@ std::optional<uint64_t> AddressSpace::descriptor_address(uint64_t va, unsigned l
     return table + 8 * pte::index(va, level);
 }
 
-void AddressSpace::map(uint64_t va, uint64_t pa, uint64_t page_bytes) {
+void AddressSpace::map(uint64_t va, uint64_t pa, uint64_t page_bytes, bool device) {
     Layout lay = layout(page_bytes);
     if (va % page_bytes || pa % page_bytes)
         throw HostKernelError("mapping " + size_text(page_bytes) + " at VA " + hex(va) + " to PA " +
                               hex(pa) + ": both must be aligned to the page size");
-    if (va + page_bytes > (1ull << 48) || pa + page_bytes > mem_.size())
+    if (va + page_bytes > (1ull << 48) || pa + page_bytes > (device ? 1ull << 48 : mem_.size()))
         throw HostKernelError("mapping " + size_text(page_bytes) + " at VA " + hex(va) + " to PA " +
                               hex(pa) + ": beyond the 48-bit VA or host memory");
     uint64_t table = table_for(va, lay.level);
@@ -193,21 +194,16 @@ void AddressSpace::map(uint64_t va, uint64_t pa, uint64_t page_bytes) {
         uint64_t d = (pa + i * lay.entry_bytes) | pte::kValid;
         if (lay.level == 3) d |= pte::kTable;  // "page" descriptor
         if (lay.entries > 1) d |= pte::kContiguous;
+        if (device) d |= pte::kDevice;
         mem_.write64(addr, d);
     }
 }
 
 std::optional<Translation> AddressSpace::translate(uint64_t va) const {
-    if (va >= (1ull << 48)) return std::nullopt;
-    uint64_t table = root_;
-    for (unsigned level = 0; level < 4; ++level) {
-        DescriptorView v =
-            decode_descriptor(mem_.read64(table + 8 * pte::index(va, level)), level, va);
-        if (!v.valid) return std::nullopt;
-        if (!v.table) return v.leaf;
-        table = v.next_table;
-    }
-    return std::nullopt;
+    return walk_tables(root_, va, [this](uint64_t pa, uint64_t& desc) {
+        desc = mem_.read64(pa);
+        return true;
+    });
 }
 
 Translation AddressSpace::unmap(uint64_t va) {
@@ -233,6 +229,17 @@ void AddressSpace::pin(uint64_t va, uint64_t bytes, bool pinned) {
         }
         a = t->va_base + t->page_bytes;
     }
+}
+
+uint64_t AddressSpace::map_device(uint64_t pa, uint64_t bytes) {
+    if (pa % kPage4K || bytes == 0)
+        throw HostKernelError("mapping device memory at PA " + hex(pa) +
+                              ": needs a 4 KiB-aligned address and a size");
+    const uint64_t size = (bytes + kPage4K - 1) / kPage4K * kPage4K;
+    const uint64_t va = next_va_;
+    for (uint64_t off = 0; off < size; off += kPage4K) map(va + off, pa + off, kPage4K, true);
+    next_va_ += size;
+    return va;
 }
 
 uint64_t AddressSpace::mmap(uint64_t bytes, uint64_t page_bytes) {

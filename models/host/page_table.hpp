@@ -9,6 +9,7 @@
 //   level 0 index VA[47:39], level 1 VA[38:30], level 2 VA[29:21], level 3 VA[20:12]
 //   bit 0       valid
 //   bit 1       levels 0-2: 1 table (next-level table address), 0 block; level 3: must be 1 (page)
+//   bit 2       device memory (ARM AttrIndx[0] here): uncached, for BARs mapped into a process
 //   bits 47:12  output address (next table, or the block/page frame)
 //   bit 52      contiguous hint: one of 16 adjacent, aligned entries mapping one contiguous run
 //   bit 55      pinned (a software bit, as ARM's 55-58): unmap refuses it
@@ -41,6 +42,7 @@ bool is_page_size(uint64_t bytes);
 namespace pte {
 constexpr uint64_t kValid = 1ull << 0;
 constexpr uint64_t kTable = 1ull << 1;  // or "page" at level 3
+constexpr uint64_t kDevice = 1ull << 2;
 constexpr uint64_t kContiguous = 1ull << 52;
 constexpr uint64_t kPinned = 1ull << 55;
 constexpr uint64_t kAddrMask = ((1ull << 48) - 1) & ~(kPage4K - 1);
@@ -79,6 +81,7 @@ struct Translation {
     uint64_t page_bytes = 0;  // size of the mapping (a contiguous run counts as one page)
     uint64_t va_base = 0, pa_base = 0;
     bool pinned = false;
+    bool device = false;  // device memory (a BAR): uncached
 };
 
 // One process's address space: a level-0 table in host memory and its mappings.
@@ -90,7 +93,10 @@ class AddressSpace {
 
     // Maps [va, va + page_bytes) to [pa, ...); both aligned to page_bytes; throws
     // HostKernelError on a bad size/alignment or an overlap with an existing mapping.
-    void map(uint64_t va, uint64_t pa, uint64_t page_bytes);
+    void map(uint64_t va, uint64_t pa, uint64_t page_bytes, bool device = false);
+    // Maps `bytes` of device memory at physical `pa` (a BAR) into a fresh VA range with 4 KiB
+    // device pages; returns the VA.
+    uint64_t map_device(uint64_t pa, uint64_t bytes);
     // Unmaps the whole page (or contiguous run) containing va and returns it; throws when va is
     // unmapped or pinned. Listeners hear of it (the IOMMU invalidates its IOTLB).
     Translation unmap(uint64_t va);
@@ -136,5 +142,26 @@ struct DescriptorView {
     Translation leaf;  // for a block/page: bases and size of the mapping covering va
 };
 DescriptorView decode_descriptor(uint64_t desc, unsigned level, uint64_t va);
+
+// Walks the tables from level-0 table `root` for `va`, reading each descriptor with
+// `read(pa, desc)`, which returns false when the read fails (and may charge time for it): the
+// one walk behind the kernel's software lookup, the IOMMU's and the host cores' MMUs. Returns the
+// leaf, or nullopt (unmapped, bad VA, failed read); `reads` counts the descriptors read.
+template <class Read>
+std::optional<Translation> walk_tables(uint64_t root, uint64_t va, Read&& read,
+                                       unsigned* reads = nullptr) {
+    if (va >= (1ull << 48)) return std::nullopt;
+    uint64_t table = root;
+    for (unsigned level = 0; level < 4; ++level) {
+        uint64_t desc = 0;
+        if (reads) ++*reads;
+        if (!read(table + 8 * pte::index(va, level), desc)) return std::nullopt;
+        DescriptorView v = decode_descriptor(desc, level, va);
+        if (!v.valid) return std::nullopt;
+        if (!v.table) return v.leaf;
+        table = v.next_table;
+    }
+    return std::nullopt;
+}
 
 }  // namespace canopy::host

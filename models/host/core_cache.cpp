@@ -1,0 +1,191 @@
+#include "host/core_cache.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace canopy::host {
+
+using core::CohRequest;
+using core::LineState;
+using sc_core::SC_NS;
+using sc_core::SC_ZERO_TIME;
+using sc_core::sc_time;
+using Line = core::CacheArray::Line;
+
+void CoreCacheConfig::describe(core::Params& p) {
+    p("l1.size_bytes", l1.size_bytes, "B", "L1 data cache (N1: 64 KiB)", 1024, 1ull << 30);
+    p("l1.ways", l1.ways, "ways", "L1 associativity (N1: 4)", 1, 64);
+    p("l1.line_bytes", l1.line_bytes, "B", "line size (64 B)", 16, 4096);
+    p("l1.hit_ns", l1_hit_ns, "ns", "L1 load-to-use, 4 cycles at 2.6 GHz (N1 TRM)", 0.0, 1e6);
+    p("l2.size_bytes", l2.size_bytes, "B", "private L2 (N1-SDP: 1 MiB)", 1024, 1ull << 32);
+    p("l2.ways", l2.ways, "ways", "L2 associativity (N1: 8)", 1, 64);
+    p("l2.line_bytes", l2.line_bytes, "B", "line size (64 B)", 16, 4096);
+    p("l2.hit_ns", l2_hit_ns, "ns", "L2 hit beyond the L1, 11 cycles at 2.6 GHz (N1 TRM)", 0.0,
+      1e6);
+}
+
+void CoreCacheConfig::validate(const std::string& scope) const {
+    l1.validate(scope + ".l1");
+    l2.validate(scope + ".l2");
+    if (l1.line_bytes != l2.line_bytes)
+        throw InputError("config", scope + ".l1.line_bytes", "must equal l2.line_bytes");
+}
+
+CoreCache::CoreCache(const std::string& name, const CoreCacheConfig& cfg, HomeNode& home,
+                     core::Services& services, Sync sync)
+    : name_(name),
+      cfg_((cfg.validate(name), cfg)),
+      home_(home),
+      sync_(std::move(sync)),
+      id_(home.attach(*this, name)),
+      l1_(cfg.l1, false),
+      l2_(cfg.l2),
+      l1_hit_(cfg.l1_hit_ns, SC_NS),
+      l2_hit_(cfg.l2_hit_ns, SC_NS),
+      l1_hits_(services.stats.counter(name, "l1.hits", "accesses hitting the L1")),
+      l1_misses_(services.stats.counter(name, "l1.misses", "accesses missing the L1")),
+      l2_hits_(services.stats.counter(name, "l2.hits", "L1 misses hitting the L2")),
+      l2_misses_(services.stats.counter(name, "l2.misses", "L1 misses missing the L2", true)),
+      upgrades_(services.stats.counter(name, "upgrades", "writes to shared lines (CleanUnique)")),
+      writebacks_(services.stats.counter(name, "writebacks", "dirty lines evicted to the home")),
+      evicts_(services.stats.counter(name, "evicts", "clean lines evicted")),
+      snoops_(services.stats.counter(name, "snoops", "snoops received from the home")),
+      snoop_invalidations_(services.stats.counter(name, "snoop_invalidations",
+                                                  "lines taken away by snoops", true)) {
+    if (home.line_bytes() != cfg.l2.line_bytes)
+        throw InputError("config", name + ".l2.line_bytes",
+                         "must equal the home node's line size (" +
+                             std::to_string(home.line_bytes()) + " B)");
+}
+
+LineState CoreCache::state(uint64_t address) const {
+    const Line* l = l2_.peek(address);
+    return l ? l->state : LineState::I;
+}
+
+Line* CoreCache::lookup(uint64_t line, sc_time& delay) {
+    delay += l1_hit_;
+    if (l1_.find(line)) {
+        l1_hits_.add();
+        return l2_.find(line);  // inclusive: the L2 holds it
+    }
+    l1_misses_.add();
+    delay += l2_hit_;
+    Line* l = l2_.find(line);
+    if (l) {
+        l2_hits_.add();
+        l1_.fill(l1_.victim(line), line, l->state);
+    } else {
+        l2_misses_.add();
+    }
+    return l;
+}
+
+Line& CoreCache::install(uint64_t line, LineState state, const uint8_t* data) {
+    Line& v = l2_.victim(line);
+    if (core::is_valid(v.state)) {
+        sc_time posted = SC_ZERO_TIME;  // the write buffer takes it off the core's path
+        const bool dirty = core::is_dirty(v.state);
+        (dirty ? writebacks_ : evicts_).add();
+        home_.request(id_, dirty ? CohRequest::WriteBack : CohRequest::Evict, v.address,
+                      l2_.data(v), posted);
+        if (Line* l1 = l1_.probe(v.address)) l1_.invalidate(*l1);
+    }
+    l2_.fill(v, line, state, data);
+    if (!l1_.peek(line)) l1_.fill(l1_.victim(line), line, state);
+    return v;
+}
+
+void CoreCache::read(uint64_t address, uint8_t* bytes, unsigned length, sc_time& delay) {
+    const uint64_t line = l2_.line_of(address);
+    Line* l = lookup(line, delay);
+    if (!l) {
+        sync_(delay);
+        std::vector<uint8_t> buf(l2_.line_bytes());
+        auto r = home_.request(id_, CohRequest::ReadShared, line, buf.data(), delay);
+        l = &install(line, r.granted, buf.data());
+    }
+    std::memcpy(bytes, l2_.data(*l) + (address - line), length);
+}
+
+Line& CoreCache::make_unique(uint64_t line, sc_time& delay) {
+    Line* l = lookup(line, delay);
+    if (l && core::is_unique(l->state)) return *l;
+    sync_(delay);
+    l = l2_.find(line);  // a snoop may have taken it while the core synchronised
+    if (l) {
+        upgrades_.add();
+        home_.request(id_, CohRequest::CleanUnique, line, nullptr, delay);
+        l->state = LineState::UC;
+        return *l;
+    }
+    std::vector<uint8_t> buf(l2_.line_bytes());
+    auto r = home_.request(id_, CohRequest::ReadUnique, line, buf.data(), delay);
+    return install(line, r.granted, buf.data());
+}
+
+void CoreCache::write(uint64_t address, const uint8_t* bytes, unsigned length, sc_time& delay) {
+    const uint64_t line = l2_.line_of(address);
+    Line& l = make_unique(line, delay);
+    std::memcpy(l2_.data(l) + (address - line), bytes, length);
+    l.state = LineState::UD;
+}
+
+uint64_t CoreCache::atomic(uint64_t address, const core::AtomicRequest& a, bool far,
+                           sc_time& delay) {
+    const uint64_t line = l2_.line_of(address);
+    if (far) {
+        delay += l1_hit_;  // issue
+        sync_(delay);
+        return home_.request(id_, CohRequest::Atomic, line, nullptr, delay, &a,
+                             unsigned(address - line))
+            .atomic_old;
+    }
+    Line& l = make_unique(line, delay);
+    l.state = LineState::UD;
+    return core::apply_atomic(a, l2_.data(l) + (address - line));
+}
+
+void CoreCache::read_once(uint64_t address, uint8_t* bytes, unsigned length, sc_time& delay) {
+    const uint64_t line = l2_.line_of(address);
+    sync_(delay);
+    std::vector<uint8_t> buf(l2_.line_bytes());
+    home_.request(id_, CohRequest::ReadOnce, line, buf.data(), delay);
+    std::memcpy(bytes, buf.data() + (address - line), length);
+}
+
+core::SnoopResponse CoreCache::snoop(core::SnoopKind kind, uint64_t line_address, uint8_t* line,
+                                     sc_time& /*delay: the home's snoop_ns covers the L2*/) {
+    snoops_.add();
+    core::SnoopResponse r;
+    Line* l = l2_.probe(line_address);
+    if (!l) return r;
+    r.was_valid = true;
+    r.before = l->state;
+    if (core::is_dirty(l->state)) {
+        r.data = true;
+        std::memcpy(line, l2_.data(*l), l2_.line_bytes());
+    }
+    switch (kind) {
+    case core::SnoopKind::Once: break;
+    case core::SnoopKind::Shared: l->state = LineState::SC; break;
+    case core::SnoopKind::Unique:
+    case core::SnoopKind::Invalidate:
+        snoop_invalidations_.add();
+        l2_.invalidate(*l);
+        if (Line* l1 = l1_.probe(line_address)) l1_.invalidate(*l1);
+        break;
+    }
+    return r;
+}
+
+bool CoreCache::peek_dirty(uint64_t line_address, uint8_t* line) const {
+    const Line* l = l2_.peek(line_address);
+    if (!l || !core::is_dirty(l->state)) return false;
+    std::memcpy(line, l2_.data(*l), l2_.line_bytes());
+    return true;
+}
+
+}  // namespace canopy::host

@@ -1,0 +1,134 @@
+// The home node of the N1-SDP host (the CMN-600 mesh's HN-F with its system-level cache, SLC):
+// the point of coherence of host memory (seeds/003 Sections II-III: the host's home agent, which
+// CCIX extends to the device). Every coherent cache of the platform is a requester of it: the
+// host cores' private caches now, the device's CCIX request agent (through the link's home agent)
+// later. I/O traffic from the root complex (PCIe DMA, IOMMU table walks) enters at `io_target`,
+// I/O-coherent: reads see the newest data, writes invalidate cached copies.
+//
+// Protocol (core/coherence.hpp, CHI style). The home keeps an exact snoop filter: for every line
+// some requester caches, the set of holders and whether one of them holds it unique. Requests:
+//   ReadShared   owner snooped Shared (dirty data comes back to the home); granted UC when no one
+//                else holds the line (the MESI "exclusive"), else SC
+//   ReadUnique   every other holder snooped Unique; granted UC
+//   CleanUnique  every other holder snooped Invalidate; granted UC, no data
+//   ReadOnce     owner snooped Once; data returned, nothing tracked
+//   WriteBack    dirty data written into the SLC; the holder leaves the filter (Evict: no data)
+//   Atomic       every holder snooped Unique, the atomic performed in the SLC (a far atomic, as
+//                CMN-600 executes ARMv8.1 LSE atomics at the HN-F)
+// Dirty data always returns to the home on a snoop (no SD forwarding) and lands in the SLC, which
+// is a victim cache of the requesters (filled by write-backs, snooped data and atomics, not by
+// reads: CMN-600's SLC with N1 cores), write-back to DRAM on eviction, off every requester's
+// path.
+//
+// Timing (loosely timed, never waits; each call adds to the caller's delay): request_ns for the
+// mesh round trip and the home's pipeline, then the snoops (in parallel: the slowest counts;
+// each snoop_ns plus the snooper's own time), then, unless a snoop supplied the data, the SLC
+// (slc_hit_ns) and on an SLC miss DRAM through `memory_initiator`. Requests are serialised per
+// call: SystemC runs one process at a time and no call waits, so every request is atomic.
+#pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <cstdint>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cache_array.hpp"
+#include "core/coherence.hpp"
+#include "core/config.hpp"
+#include "core/services.hpp"
+
+namespace canopy::host {
+
+struct HomeNodeConfig {
+    // N1-SDP: 8 MiB SLC in the CMN-600 (Arm N1-SDP TRM); 16 ways assumed; 64 B lines as CCIX's.
+    core::CacheGeometry slc{8ull << 20, 16, 64};
+    // Assumed: with slc_hit_ns it gives the host's ~50 ns AtomicCompare on a hot line
+    // (CALIBRATION E5: a far atomic at the HN-F = request_ns + slc_hit_ns).
+    double request_ns = 20.0;
+    double slc_hit_ns = 30.0;  // assumed, see request_ns
+    // Assumed: one snoop from the HN-F to a core's L2 and back across the mesh.
+    double snoop_ns = 15.0;
+    void describe(core::Params& p);  // keys relative to the caller's scope ("host.home.")
+    void validate() const;
+};
+
+class HomeNode : public sc_core::sc_module {
+  public:
+    static constexpr unsigned kMaxRequesters = 32;
+
+    tlm_utils::simple_initiator_socket<HomeNode> memory_initiator;  // to HostMemory::socket
+    tlm_utils::simple_target_socket<HomeNode> io_target;            // I/O-coherent, any size
+
+    HomeNode(sc_core::sc_module_name name, const HomeNodeConfig& cfg, core::Services& services);
+
+    // Registers a coherent cache; returns its requester id (at most kMaxRequesters).
+    unsigned attach(core::Snoopable& cache, const std::string& name);
+
+    struct Result {
+        core::LineState granted = core::LineState::I;
+        uint64_t atomic_old = 0;  // the value before an atomic
+    };
+    // One request for the line at `line_address` (line-aligned). `line` (line_bytes) receives
+    // the data of reads and carries the data of WriteBack. `atomic` (Atomic only) acts at
+    // `line_address + offset`.
+    Result request(unsigned requester, core::CohRequest req, uint64_t line_address, uint8_t* line,
+                   sc_core::sc_time& delay, const core::AtomicRequest* atomic = nullptr,
+                   unsigned offset = 0);
+
+    // Untimed, coherent: the newest bytes (a dirty copy in a cache, else the SLC, else DRAM);
+    // writes invalidate every cached copy first. For loaders, experiment set-up and tests.
+    void read_coherent(uint64_t address, uint8_t* bytes, uint64_t length);
+    void write_coherent(uint64_t address, const uint8_t* bytes, uint64_t length);
+
+    // Drops every cached copy of [address, address + length) without writing anything back:
+    // the kernel's cache maintenance when it frees frames (their contents are dead).
+    void discard(uint64_t address, uint64_t length);
+
+    // Snoop-filter view of a line, for tests and experiments.
+    struct Holders {
+        uint32_t sharers = 0;  // bit r: requester r holds the line
+        int owner = -1;        // requester holding it unique, or -1
+    };
+    Holders holders(uint64_t address) const;
+    uint32_t line_bytes() const { return cfg_.slc.line_bytes; }
+    const HomeNodeConfig& config() const { return cfg_; }
+
+  private:
+    struct Requester {
+        core::Snoopable* cache;
+        std::string name;
+    };
+    void io_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    unsigned io_dbg(tlm::tlm_generic_payload& gp);
+
+    // Snoops every holder in `mask` with `kind`; merges dirty data into `line` (and the SLC
+    // unless `keep`); returns the slowest snoop's time. Updates the filter.
+    sc_core::sc_time snoop(uint64_t line_address, uint32_t mask, core::SnoopKind kind,
+                           uint8_t* line, bool& got_data);
+    // The line's data from the SLC or DRAM; returns the time it took.
+    sc_core::sc_time fetch(uint64_t line_address, uint8_t* line);
+    // Puts (dirty) data of a line in the SLC, evicting to DRAM as needed.
+    void slc_write(uint64_t line_address, const uint8_t* line);
+    void memory_access(bool write, uint64_t address, uint8_t* bytes, uint64_t length,
+                       sc_core::sc_time& delay, bool debug = false);
+    // Snoops a line's holders for an I/O access: `invalidate` takes every copy away (dirty data
+    // to the SLC), else the owner is snooped Once and its dirty data, if any, is left in `line`
+    // with `got` set. Returns the snoop time.
+    sc_core::sc_time newest(uint64_t line_address, uint8_t* line, bool invalidate, bool& got);
+
+    HomeNodeConfig cfg_;
+    core::CacheArray slc_;
+    std::vector<Requester> requesters_;
+    std::unordered_map<uint64_t, Holders> filter_;
+    core::Counter* requests_[core::kCohRequests];
+    core::Counter &snoops_, &snoop_data_, &slc_hits_, &slc_misses_, &dram_reads_, &dram_writes_,
+        &io_reads_, &io_writes_, &errors_;
+    core::Distribution& latency_;
+};
+
+}  // namespace canopy::host
