@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <systemc>
 
 namespace canopy::core {
@@ -84,6 +85,26 @@ struct AtomicRequest {
     uint8_t size = 8;             // bytes: 1, 2, 4 or 8
     uint64_t operand = 0;         // the value to combine, swap in, or store on a match
     uint64_t compare = 0;         // AtomicCompare only
+};
+
+// What a requester sees of its home (host/home_node.hpp implements it; the link's CCIX home
+// agent makes the device's request agent one of its requesters).
+class CoherentHome {
+  public:
+    struct Result {
+        LineState granted = LineState::I;
+        uint64_t atomic_old = 0;  // the value before an atomic
+    };
+    virtual ~CoherentHome() = default;
+    // Registers a coherent cache; returns its requester id.
+    virtual unsigned attach(Snoopable& cache, const std::string& name) = 0;
+    // One request for the line at `line_address` (line-aligned). `line` (line_bytes) receives
+    // the data of reads and carries the data of WriteBack / WriteUnique / WriteNoSnoop;
+    // `atomic` (Atomic only) acts at `line_address + offset`. Adds its latency to `delay`.
+    virtual Result request(unsigned requester, CohRequest req, uint64_t line_address,
+                           uint8_t* line, sc_core::sc_time& delay,
+                           const AtomicRequest* atomic = nullptr, unsigned offset = 0) = 0;
+    virtual uint32_t line_bytes() const = 0;
 };
 
 // Performs `a` on the `a.size` bytes at `bytes` and returns the old value (what Load, Swap and

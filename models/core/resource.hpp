@@ -7,8 +7,9 @@
 // Intervals that end before the kernel's current time are forgotten: no request can reach them.
 #pragma once
 
-#include <map>
+#include <algorithm>
 #include <systemc>
+#include <vector>
 
 #include "core/stats.hpp"
 #include "core/waves.hpp"
@@ -24,22 +25,21 @@ class SharedResource {
     // `stat`, `busy` and `queue` may be null.
     explicit SharedResource(Occupancy* stat = nullptr, BusyProbe* busy = nullptr,
                             QueueProbe* queue = nullptr)
-        : stat_(stat), busy_(busy), queue_(queue) {}
+        : stat_(stat), busy_probe_(busy), queue_(queue) {}
 
     Grant reserve(const sc_core::sc_time& at, const sc_core::sc_time& duration) {
         forget_before(sc_core::sc_time_stamp());
         sc_core::sc_time start = at;
-        auto it = busy_until_.upper_bound(start);  // first interval starting after `start`
-        if (it != busy_until_.begin() && std::prev(it)->second > start)
-            start = std::prev(it)->second;
-        while (it != busy_until_.end() && it->first < start + duration) {
-            if (it->second > start) start = it->second;
+        size_t it = upper_bound(start);  // first interval starting after `start`
+        if (it != head_ && busy_[it - 1].end > start) start = busy_[it - 1].end;
+        while (it != busy_.size() && busy_[it].start < start + duration) {
+            if (busy_[it].end > start) start = busy_[it].end;
             ++it;
         }
         const Grant g{start, start + duration};
         if (duration > sc_core::SC_ZERO_TIME) insert(g);
         if (stat_) stat_->occupy(to_ns(g.start - at), to_ns(duration));
-        if (busy_) busy_->busy(g.start, g.end);
+        if (busy_probe_) busy_probe_->busy(g.start, g.end);
         if (queue_) queue_->add(at, g.start);
         return g;
     }
@@ -48,35 +48,69 @@ class SharedResource {
     const sc_core::sc_time& free_at() const { return last_end_; }
     // Whether time `t` lies inside a grant (so a zero-length request at `t` would wait).
     bool busy_at(const sc_core::sc_time& t) const {
-        auto it = busy_until_.upper_bound(t);
-        return it != busy_until_.begin() && std::prev(it)->second > t;
+        const size_t it = upper_bound(t);
+        return it != head_ && busy_[it - 1].end > t;
     }
-    size_t intervals() const { return busy_until_.size(); }
+    size_t intervals() const { return busy_.size() - head_; }
 
   private:
+    // First live interval starting after `t` (index; busy_.size() when none). Requests come
+    // mostly near the latest grants: look at the last few intervals before a binary search.
+    size_t upper_bound(const sc_core::sc_time& t) const {
+        size_t i = busy_.size();
+        for (int k = 0; k < 4 && i != head_; ++k, --i)
+            if (!(t < busy_[i - 1].start)) return i;
+        return size_t(std::upper_bound(
+                          busy_.begin() + head_, busy_.begin() + i, t,
+                          [](const sc_core::sc_time& v, const Grant& g) { return v < g.start; }) -
+                      busy_.begin());
+    }
+    // First live interval starting at or after `t`.
+    size_t lower_bound(const sc_core::sc_time& t) const {
+        size_t i = busy_.size();
+        for (int k = 0; k < 4 && i != head_; ++k, --i)
+            if (busy_[i - 1].start < t) return i;
+        return size_t(std::lower_bound(
+                          busy_.begin() + head_, busy_.begin() + i, t,
+                          [](const Grant& g, const sc_core::sc_time& v) { return g.start < v; }) -
+                      busy_.begin());
+    }
     // Adds [g.start, g.end), merged with the intervals it touches.
     void insert(const Grant& g) {
         sc_core::sc_time s = g.start, e = g.end;
-        auto next = busy_until_.find(e);
-        if (next != busy_until_.end()) e = next->second, busy_until_.erase(next);
-        auto it = busy_until_.lower_bound(s);
-        if (it != busy_until_.begin() && std::prev(it)->second == s) s = (--it)->first;
-        busy_until_[s] = e;
+        size_t next = lower_bound(e);
+        if (next != busy_.size() && busy_[next].start == e) {
+            e = busy_[next].end;
+            busy_.erase(busy_.begin() + next);
+        }
+        size_t it = lower_bound(s);
+        if (it != head_ && busy_[it - 1].end == s) s = busy_[--it].start;
+        if (it != busy_.size() && busy_[it].start == s)
+            busy_[it].end = e;
+        else
+            busy_.insert(busy_.begin() + it, Grant{s, e});
         if (e > last_end_) last_end_ = e;
     }
     void forget_before(const sc_core::sc_time& now) {
-        while (!busy_until_.empty() && busy_until_.begin()->second < now)
-            busy_until_.erase(busy_until_.begin());
+        while (head_ != busy_.size() && busy_[head_].end < now) ++head_;
+        if (head_ >= 64 && head_ * 2 >= busy_.size()) {  // drop the forgotten prefix
+            busy_.erase(busy_.begin(), busy_.begin() + head_);
+            head_ = 0;
+        }
     }
     // A ratio of two integer time values: whole nanoseconds stay exact when summed.
     static double to_ns(const sc_core::sc_time& t) {
-        return t / sc_core::sc_time(1, sc_core::SC_NS);
+        static const sc_core::sc_time ns(1, sc_core::SC_NS);
+        return t / ns;
     }
 
     Occupancy* stat_;
-    BusyProbe* busy_;
+    BusyProbe* busy_probe_;
     QueueProbe* queue_;
-    std::map<sc_core::sc_time, sc_core::sc_time> busy_until_;  // start -> end, disjoint
+    // Disjoint intervals sorted by start; those before head_ are forgotten. A sorted vector:
+    // grants arrive mostly near the end, so inserting is a short move and lookups stay in cache.
+    std::vector<Grant> busy_;
+    size_t head_ = 0;
     sc_core::sc_time last_end_ = sc_core::SC_ZERO_TIME;
 };
 

@@ -57,7 +57,7 @@ struct HomeNodeConfig {
     void validate() const;
 };
 
-class HomeNode : public sc_core::sc_module {
+class HomeNode : public sc_core::sc_module, public core::CoherentHome {
   public:
     static constexpr unsigned kMaxRequesters = 32;
 
@@ -67,18 +67,10 @@ class HomeNode : public sc_core::sc_module {
     HomeNode(sc_core::sc_module_name name, const HomeNodeConfig& cfg, core::Services& services);
 
     // Registers a coherent cache; returns its requester id (at most kMaxRequesters).
-    unsigned attach(core::Snoopable& cache, const std::string& name);
-
-    struct Result {
-        core::LineState granted = core::LineState::I;
-        uint64_t atomic_old = 0;  // the value before an atomic
-    };
-    // One request for the line at `line_address` (line-aligned). `line` (line_bytes) receives
-    // the data of reads and carries the data of WriteBack. `atomic` (Atomic only) acts at
-    // `line_address + offset`.
+    unsigned attach(core::Snoopable& cache, const std::string& name) override;
     Result request(unsigned requester, core::CohRequest req, uint64_t line_address, uint8_t* line,
                    sc_core::sc_time& delay, const core::AtomicRequest* atomic = nullptr,
-                   unsigned offset = 0);
+                   unsigned offset = 0) override;
 
     // Untimed, coherent: the newest bytes (a dirty copy in a cache, else the SLC, else DRAM);
     // writes invalidate every cached copy first. For loaders, experiment set-up and tests.
@@ -95,7 +87,7 @@ class HomeNode : public sc_core::sc_module {
         int owner = -1;        // requester holding it unique, or -1
     };
     Holders holders(uint64_t address) const;
-    uint32_t line_bytes() const { return cfg_.slc.line_bytes; }
+    uint32_t line_bytes() const override { return cfg_.slc.line_bytes; }
     const HomeNodeConfig& config() const { return cfg_; }
 
   private:

@@ -73,7 +73,7 @@ HostCore::HostCore(sc_core::sc_module_name name, const HostCoreConfig& cfg, Home
                                                  "issue to completion, per store")),
       atomic_latency_(services.stats.distribution(this->name(), "latency.atomic", "ns",
                                                   "issue to old value, per atomic", true)) {
-    cache_ = std::make_unique<CoreCache>(std::string(this->name()), cfg_.cache, home, services,
+    cache_ = std::make_unique<core::CoherentCache>(std::string(this->name()), cfg_.cache, home, services,
                                          [this](sc_time&) { sync(); });
 }
 

@@ -3,7 +3,7 @@
 // program sees the core through this class: loads, stores and atomics of virtual addresses, compute
 // time, and the host kernel's services. Every memory operation is translated by the core's MMU
 // (a TLB, and on a miss a walk of the process's page tables in host memory, one timed read per
-// level) and performed by its private caches (host/core_cache.hpp), which ask the home node on a
+// level) and performed by its private caches (core/coherent_cache.hpp), which ask the home node on a
 // miss; so latency is simulated, not assumed, and several cores contend for lines for real.
 // Device memory (a BAR mapped with HostKernel::map_device) is uncached: the access leaves through
 // `mmio` towards the root complex and the PCIe link; reads wait for the completion, writes are
@@ -34,7 +34,7 @@
 #include "core/config.hpp"
 #include "core/services.hpp"
 #include "core/translation_cache.hpp"
-#include "host/core_cache.hpp"
+#include "core/coherent_cache.hpp"
 #include "host/home_node.hpp"
 #include "host/host_kernel.hpp"
 
@@ -42,7 +42,7 @@ namespace canopy::host {
 
 struct HostCoreConfig {
     double clock_ghz = 2.6;  // N1-SDP Neoverse N1 cores
-    CoreCacheConfig cache;
+    core::CoherentCacheConfig cache;
     uint32_t tlb_entries = 1280;  // N1's unified L2 TLB: 1280 entries, 5-way (N1 TRM)
     uint32_t tlb_ways = 5;
     // Assumed: a core may run 1 us ahead of the kernel while it only hits its caches.
@@ -114,7 +114,7 @@ class HostCore : public sc_core::sc_module {
     const std::string& fault() const { return fault_; }  // "" when none
     const sc_core::sc_event& done() const { return done_; }
     const sc_core::sc_time& finish_time() const { return finish_time_; }
-    CoreCache& cache() { return *cache_; }
+    core::CoherentCache& cache() { return *cache_; }
     const HostCoreConfig& config() const { return cfg_; }
 
   private:
@@ -132,7 +132,7 @@ class HostCore : public sc_core::sc_module {
     HostCoreConfig cfg_;
     HomeNode& home_;
     HostKernel& kernel_;
-    std::unique_ptr<CoreCache> cache_;
+    std::unique_ptr<core::CoherentCache> cache_;
     core::TranslationCache tlb_;
     HostKernel::Process* process_ = nullptr;
     sc_core::sc_time offset_, quantum_, cycle_;

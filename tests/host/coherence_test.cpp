@@ -592,3 +592,27 @@ TEST(HostCore, DeviceBusErrorFaultsTheProgram) {
 
 }  // namespace
 }  // namespace canopy::host
+
+namespace canopy::host {
+namespace {
+
+// The device's single-level CCIX system cache (U280) is the same cache without an L1.
+TEST(CoherentCache, WithoutAnL1HitsCostTheLastLevelAlone) {
+    HostCoreConfig cc;
+    cc.cache.l1.size_bytes = 0;
+    Host h(1, cc);
+    double warm = 0;
+    h.run(0, [&](HostCore& cpu) {
+        uint64_t va = cpu.mmap(4096);
+        cpu.store<uint64_t>(va, 9);
+        sc_time t0 = cpu.now();
+        EXPECT_EQ(cpu.load<uint64_t>(va), 9u);
+        warm = ns(cpu.now() - t0);
+    });
+    sc_core::sc_start();
+    EXPECT_NEAR(warm, cc.cache.l2_hit_ns, 1e-3);
+    EXPECT_EQ(h.counter("core0", "l1.hits"), 0u);
+}
+
+}  // namespace
+}  // namespace canopy::host

@@ -1,21 +1,19 @@
-#include "host/core_cache.hpp"
+#include "core/coherent_cache.hpp"
 
 #include <cstring>
 #include <vector>
 
 #include "core/error.hpp"
 
-namespace canopy::host {
+namespace canopy::core {
 
-using core::CohRequest;
-using core::LineState;
 using sc_core::SC_NS;
 using sc_core::SC_ZERO_TIME;
 using sc_core::sc_time;
-using Line = core::CacheArray::Line;
+using Line = CacheArray::Line;
 
-void CoreCacheConfig::describe(core::Params& p) {
-    p("l1.size_bytes", l1.size_bytes, "B", "L1 data cache (N1: 64 KiB)", 1024, 1ull << 30);
+void CoherentCacheConfig::describe(Params& p) {
+    p("l1.size_bytes", l1.size_bytes, "B", "L1 data cache (N1: 64 KiB; 0: no L1)", 0, 1ull << 30);
     p("l1.ways", l1.ways, "ways", "L1 associativity (N1: 4)", 1, 64);
     p("l1.line_bytes", l1.line_bytes, "B", "line size (64 B)", 16, 4096);
     p("l1.hit_ns", l1_hit_ns, "ns", "L1 load-to-use, 4 cycles at 2.6 GHz (N1 TRM)", 0.0, 1e6);
@@ -26,21 +24,21 @@ void CoreCacheConfig::describe(core::Params& p) {
       1e6);
 }
 
-void CoreCacheConfig::validate(const std::string& scope) const {
-    l1.validate(scope + ".l1");
+void CoherentCacheConfig::validate(const std::string& scope) const {
+    if (has_l1()) l1.validate(scope + ".l1");
     l2.validate(scope + ".l2");
-    if (l1.line_bytes != l2.line_bytes)
+    if (has_l1() && l1.line_bytes != l2.line_bytes)
         throw InputError("config", scope + ".l1.line_bytes", "must equal l2.line_bytes");
 }
 
-CoreCache::CoreCache(const std::string& name, const CoreCacheConfig& cfg, HomeNode& home,
-                     core::Services& services, Sync sync)
+CoherentCache::CoherentCache(const std::string& name, const CoherentCacheConfig& cfg, CoherentHome& home,
+                     Services& services, Sync sync)
     : name_(name),
       cfg_((cfg.validate(name), cfg)),
       home_(home),
       sync_(std::move(sync)),
       id_(home.attach(*this, name)),
-      l1_(cfg.l1, false),
+      l1_(cfg.has_l1() ? cfg.l1 : CacheGeometry{cfg.l2.line_bytes, 1, cfg.l2.line_bytes}, false),
       l2_(cfg.l2),
       l1_hit_(cfg.l1_hit_ns, SC_NS),
       l2_hit_(cfg.l2_hit_ns, SC_NS),
@@ -60,12 +58,18 @@ CoreCache::CoreCache(const std::string& name, const CoreCacheConfig& cfg, HomeNo
                              std::to_string(home.line_bytes()) + " B)");
 }
 
-LineState CoreCache::state(uint64_t address) const {
+LineState CoherentCache::state(uint64_t address) const {
     const Line* l = l2_.peek(address);
     return l ? l->state : LineState::I;
 }
 
-Line* CoreCache::lookup(uint64_t line, sc_time& delay) {
+Line* CoherentCache::lookup(uint64_t line, sc_time& delay) {
+    if (!cfg_.has_l1()) {
+        delay += l2_hit_;
+        Line* l = l2_.find(line);
+        (l ? l2_hits_ : l2_misses_).add();
+        return l;
+    }
     delay += l1_hit_;
     if (l1_.find(line)) {
         l1_hits_.add();
@@ -83,22 +87,22 @@ Line* CoreCache::lookup(uint64_t line, sc_time& delay) {
     return l;
 }
 
-Line& CoreCache::install(uint64_t line, LineState state, const uint8_t* data) {
+Line& CoherentCache::install(uint64_t line, LineState state, const uint8_t* data) {
     Line& v = l2_.victim(line);
-    if (core::is_valid(v.state)) {
+    if (is_valid(v.state)) {
         sc_time posted = SC_ZERO_TIME;  // the write buffer takes it off the core's path
-        const bool dirty = core::is_dirty(v.state);
+        const bool dirty = is_dirty(v.state);
         (dirty ? writebacks_ : evicts_).add();
         home_.request(id_, dirty ? CohRequest::WriteBack : CohRequest::Evict, v.address,
                       l2_.data(v), posted);
         if (Line* l1 = l1_.probe(v.address)) l1_.invalidate(*l1);
     }
     l2_.fill(v, line, state, data);
-    if (!l1_.peek(line)) l1_.fill(l1_.victim(line), line, state);
+    if (cfg_.has_l1() && !l1_.peek(line)) l1_.fill(l1_.victim(line), line, state);
     return v;
 }
 
-void CoreCache::read(uint64_t address, uint8_t* bytes, unsigned length, sc_time& delay) {
+void CoherentCache::read(uint64_t address, uint8_t* bytes, unsigned length, sc_time& delay) {
     const uint64_t line = l2_.line_of(address);
     Line* l = lookup(line, delay);
     if (!l) {
@@ -110,9 +114,9 @@ void CoreCache::read(uint64_t address, uint8_t* bytes, unsigned length, sc_time&
     std::memcpy(bytes, l2_.data(*l) + (address - line), length);
 }
 
-Line& CoreCache::make_unique(uint64_t line, sc_time& delay) {
+Line& CoherentCache::make_unique(uint64_t line, sc_time& delay) {
     Line* l = lookup(line, delay);
-    if (l && core::is_unique(l->state)) return *l;
+    if (l && is_unique(l->state)) return *l;
     sync_(delay);
     l = l2_.find(line);  // a snoop may have taken it while the core synchronised
     if (l) {
@@ -126,18 +130,18 @@ Line& CoreCache::make_unique(uint64_t line, sc_time& delay) {
     return install(line, r.granted, buf.data());
 }
 
-void CoreCache::write(uint64_t address, const uint8_t* bytes, unsigned length, sc_time& delay) {
+void CoherentCache::write(uint64_t address, const uint8_t* bytes, unsigned length, sc_time& delay) {
     const uint64_t line = l2_.line_of(address);
     Line& l = make_unique(line, delay);
     std::memcpy(l2_.data(l) + (address - line), bytes, length);
     l.state = LineState::UD;
 }
 
-uint64_t CoreCache::atomic(uint64_t address, const core::AtomicRequest& a, bool far,
+uint64_t CoherentCache::atomic(uint64_t address, const AtomicRequest& a, bool far,
                            sc_time& delay) {
     const uint64_t line = l2_.line_of(address);
     if (far) {
-        delay += l1_hit_;  // issue
+        delay += cfg_.has_l1() ? l1_hit_ : l2_hit_;  // issue
         sync_(delay);
         return home_.request(id_, CohRequest::Atomic, line, nullptr, delay, &a,
                              unsigned(address - line))
@@ -145,10 +149,10 @@ uint64_t CoreCache::atomic(uint64_t address, const core::AtomicRequest& a, bool 
     }
     Line& l = make_unique(line, delay);
     l.state = LineState::UD;
-    return core::apply_atomic(a, l2_.data(l) + (address - line));
+    return apply_atomic(a, l2_.data(l) + (address - line));
 }
 
-void CoreCache::read_once(uint64_t address, uint8_t* bytes, unsigned length, sc_time& delay) {
+void CoherentCache::read_once(uint64_t address, uint8_t* bytes, unsigned length, sc_time& delay) {
     const uint64_t line = l2_.line_of(address);
     sync_(delay);
     std::vector<uint8_t> buf(l2_.line_bytes());
@@ -156,23 +160,23 @@ void CoreCache::read_once(uint64_t address, uint8_t* bytes, unsigned length, sc_
     std::memcpy(bytes, buf.data() + (address - line), length);
 }
 
-core::SnoopResponse CoreCache::snoop(core::SnoopKind kind, uint64_t line_address, uint8_t* line,
+SnoopResponse CoherentCache::snoop(SnoopKind kind, uint64_t line_address, uint8_t* line,
                                      sc_time& /*delay: the home's snoop_ns covers the L2*/) {
     snoops_.add();
-    core::SnoopResponse r;
+    SnoopResponse r;
     Line* l = l2_.probe(line_address);
     if (!l) return r;
     r.was_valid = true;
     r.before = l->state;
-    if (core::is_dirty(l->state)) {
+    if (is_dirty(l->state)) {
         r.data = true;
         std::memcpy(line, l2_.data(*l), l2_.line_bytes());
     }
     switch (kind) {
-    case core::SnoopKind::Once: break;
-    case core::SnoopKind::Shared: l->state = LineState::SC; break;
-    case core::SnoopKind::Unique:
-    case core::SnoopKind::Invalidate:
+    case SnoopKind::Once: break;
+    case SnoopKind::Shared: l->state = LineState::SC; break;
+    case SnoopKind::Unique:
+    case SnoopKind::Invalidate:
         snoop_invalidations_.add();
         l2_.invalidate(*l);
         if (Line* l1 = l1_.probe(line_address)) l1_.invalidate(*l1);
@@ -181,11 +185,11 @@ core::SnoopResponse CoreCache::snoop(core::SnoopKind kind, uint64_t line_address
     return r;
 }
 
-bool CoreCache::peek_dirty(uint64_t line_address, uint8_t* line) const {
+bool CoherentCache::peek_dirty(uint64_t line_address, uint8_t* line) const {
     const Line* l = l2_.peek(line_address);
-    if (!l || !core::is_dirty(l->state)) return false;
+    if (!l || !is_dirty(l->state)) return false;
     std::memcpy(line, l2_.data(*l), l2_.line_bytes());
     return true;
 }
 
-}  // namespace canopy::host
+}  // namespace canopy::core
