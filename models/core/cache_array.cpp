@@ -19,9 +19,9 @@ void CacheGeometry::validate(const std::string& scope) const {
                          std::to_string(size_bytes) + " is not a multiple of ways x line_bytes (" +
                              std::to_string(ways) + " x " + std::to_string(line_bytes) + ")");
     if (!power_of_two(sets()))
-        throw InputError("config", scope + ".size_bytes",
-                         "gives " + std::to_string(sets()) +
-                             " sets; the set count must be a power of two");
+        throw InputError(
+            "config", scope + ".size_bytes",
+            "gives " + std::to_string(sets()) + " sets; the set count must be a power of two");
 }
 
 CacheArray::CacheArray(const CacheGeometry& g, bool with_data)

@@ -11,8 +11,8 @@ const char* to_string(LineState s) {
 }
 
 const char* to_string(CohRequest r) {
-    static const char* names[] = {"ReadShared",  "ReadUnique",   "CleanUnique", "ReadOnce",
-                                  "ReadNoSnoop", "WriteUnique",  "WriteNoSnoop", "WriteBack",
+    static const char* names[] = {"ReadShared",  "ReadUnique",  "CleanUnique",  "ReadOnce",
+                                  "ReadNoSnoop", "WriteUnique", "WriteNoSnoop", "WriteBack",
                                   "Evict",       "Atomic"};
     return names[int(r)];
 }
@@ -53,27 +53,41 @@ uint64_t apply_atomic(const AtomicRequest& a, uint8_t* bytes) {
     const uint64_t x = a.operand & mask;
     uint64_t result = old;
     switch (a.kind) {
-    case AtomicKind::Swap: result = x; break;
-    case AtomicKind::Compare:
-        if (old == (a.compare & mask)) result = x;
-        break;
-    case AtomicKind::Store:
-    case AtomicKind::Load:
-        switch (a.op) {
-        case AtomicOp::Add: result = old + x; break;
-        case AtomicOp::Clr: result = old & ~x; break;
-        case AtomicOp::Eor: result = old ^ x; break;
-        case AtomicOp::Set: result = old | x; break;
-        case AtomicOp::Smax:
-            result = sign_extend(old, bits) >= sign_extend(x, bits) ? old : x;
+        case AtomicKind::Swap:
+            result = x;
             break;
-        case AtomicOp::Smin:
-            result = sign_extend(old, bits) <= sign_extend(x, bits) ? old : x;
+        case AtomicKind::Compare:
+            if (old == (a.compare & mask)) result = x;
             break;
-        case AtomicOp::Umax: result = old >= x ? old : x; break;
-        case AtomicOp::Umin: result = old <= x ? old : x; break;
-        }
-        break;
+        case AtomicKind::Store:
+        case AtomicKind::Load:
+            switch (a.op) {
+                case AtomicOp::Add:
+                    result = old + x;
+                    break;
+                case AtomicOp::Clr:
+                    result = old & ~x;
+                    break;
+                case AtomicOp::Eor:
+                    result = old ^ x;
+                    break;
+                case AtomicOp::Set:
+                    result = old | x;
+                    break;
+                case AtomicOp::Smax:
+                    result = sign_extend(old, bits) >= sign_extend(x, bits) ? old : x;
+                    break;
+                case AtomicOp::Smin:
+                    result = sign_extend(old, bits) <= sign_extend(x, bits) ? old : x;
+                    break;
+                case AtomicOp::Umax:
+                    result = old >= x ? old : x;
+                    break;
+                case AtomicOp::Umin:
+                    result = old <= x ? old : x;
+                    break;
+            }
+            break;
     }
     result &= mask;
     for (unsigned i = 0; i < a.size; ++i) bytes[i] = uint8_t(result >> (8 * i));

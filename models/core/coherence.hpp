@@ -53,8 +53,8 @@ enum class SnoopKind : uint8_t {
 const char* to_string(SnoopKind k);
 
 struct SnoopResponse {
-    bool was_valid = false;       // the snooper held the line
-    bool data = false;            // dirty data returned in the buffer (the home updates memory)
+    bool was_valid = false;  // the snooper held the line
+    bool data = false;       // dirty data returned in the buffer (the home updates memory)
     LineState before = LineState::I;
 };
 
@@ -101,9 +101,9 @@ class CoherentHome {
     // One request for the line at `line_address` (line-aligned). `line` (line_bytes) receives
     // the data of reads and carries the data of WriteBack / WriteUnique / WriteNoSnoop;
     // `atomic` (Atomic only) acts at `line_address + offset`. Adds its latency to `delay`.
-    virtual Result request(unsigned requester, CohRequest req, uint64_t line_address,
-                           uint8_t* line, sc_core::sc_time& delay,
-                           const AtomicRequest* atomic = nullptr, unsigned offset = 0) = 0;
+    virtual Result request(unsigned requester, CohRequest req, uint64_t line_address, uint8_t* line,
+                           sc_core::sc_time& delay, const AtomicRequest* atomic = nullptr,
+                           unsigned offset = 0) = 0;
     virtual uint32_t line_bytes() const = 0;
 };
 

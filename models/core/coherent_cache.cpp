@@ -8,8 +8,8 @@
 namespace canopy::core {
 
 using sc_core::SC_NS;
-using sc_core::SC_ZERO_TIME;
 using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
 using Line = CacheArray::Line;
 
 void CoherentCacheConfig::describe(Params& p) {
@@ -31,8 +31,8 @@ void CoherentCacheConfig::validate(const std::string& scope) const {
         throw InputError("config", scope + ".l1.line_bytes", "must equal l2.line_bytes");
 }
 
-CoherentCache::CoherentCache(const std::string& name, const CoherentCacheConfig& cfg, CoherentHome& home,
-                     Services& services, Sync sync)
+CoherentCache::CoherentCache(const std::string& name, const CoherentCacheConfig& cfg,
+                             CoherentHome& home, Services& services, Sync sync)
     : name_(name),
       cfg_((cfg.validate(name), cfg)),
       home_(home),
@@ -50,12 +50,12 @@ CoherentCache::CoherentCache(const std::string& name, const CoherentCacheConfig&
       writebacks_(services.stats.counter(name, "writebacks", "dirty lines evicted to the home")),
       evicts_(services.stats.counter(name, "evicts", "clean lines evicted")),
       snoops_(services.stats.counter(name, "snoops", "snoops received from the home")),
-      snoop_invalidations_(services.stats.counter(name, "snoop_invalidations",
-                                                  "lines taken away by snoops", true)) {
+      snoop_invalidations_(
+          services.stats.counter(name, "snoop_invalidations", "lines taken away by snoops", true)) {
     if (home.line_bytes() != cfg.l2.line_bytes)
-        throw InputError("config", name + ".l2.line_bytes",
-                         "must equal the home node's line size (" +
-                             std::to_string(home.line_bytes()) + " B)");
+        throw InputError(
+            "config", name + ".l2.line_bytes",
+            "must equal the home node's line size (" + std::to_string(home.line_bytes()) + " B)");
 }
 
 LineState CoherentCache::state(uint64_t address) const {
@@ -137,14 +137,13 @@ void CoherentCache::write(uint64_t address, const uint8_t* bytes, unsigned lengt
     l.state = LineState::UD;
 }
 
-uint64_t CoherentCache::atomic(uint64_t address, const AtomicRequest& a, bool far,
-                           sc_time& delay) {
+uint64_t CoherentCache::atomic(uint64_t address, const AtomicRequest& a, bool far, sc_time& delay) {
     const uint64_t line = l2_.line_of(address);
     if (far) {
         delay += cfg_.has_l1() ? l1_hit_ : l2_hit_;  // issue
         sync_(delay);
-        return home_.request(id_, CohRequest::Atomic, line, nullptr, delay, &a,
-                             unsigned(address - line))
+        return home_
+            .request(id_, CohRequest::Atomic, line, nullptr, delay, &a, unsigned(address - line))
             .atomic_old;
     }
     Line& l = make_unique(line, delay);
@@ -161,7 +160,7 @@ void CoherentCache::read_once(uint64_t address, uint8_t* bytes, unsigned length,
 }
 
 SnoopResponse CoherentCache::snoop(SnoopKind kind, uint64_t line_address, uint8_t* line,
-                                     sc_time& /*delay: the home's snoop_ns covers the L2*/) {
+                                   sc_time& /*delay: the home's snoop_ns covers the L2*/) {
     snoops_.add();
     SnoopResponse r;
     Line* l = l2_.probe(line_address);
@@ -173,14 +172,17 @@ SnoopResponse CoherentCache::snoop(SnoopKind kind, uint64_t line_address, uint8_
         std::memcpy(line, l2_.data(*l), l2_.line_bytes());
     }
     switch (kind) {
-    case SnoopKind::Once: break;
-    case SnoopKind::Shared: l->state = LineState::SC; break;
-    case SnoopKind::Unique:
-    case SnoopKind::Invalidate:
-        snoop_invalidations_.add();
-        l2_.invalidate(*l);
-        if (Line* l1 = l1_.probe(line_address)) l1_.invalidate(*l1);
-        break;
+        case SnoopKind::Once:
+            break;
+        case SnoopKind::Shared:
+            l->state = LineState::SC;
+            break;
+        case SnoopKind::Unique:
+        case SnoopKind::Invalidate:
+            snoop_invalidations_.add();
+            l2_.invalidate(*l);
+            if (Line* l1 = l1_.probe(line_address)) l1_.invalidate(*l1);
+            break;
     }
     return r;
 }

@@ -28,9 +28,9 @@ namespace canopy::core {
 struct CoherentCacheConfig {
     CacheGeometry l1{64 * 1024, 4, 64};  // N1: 64 KiB 4-way L1D (Arm N1 TRM); 0 B: no L1
     CacheGeometry l2{1 << 20, 8, 64};    // N1-SDP: 1 MiB private L2, 8-way (N1 TRM)
-    double l1_hit_ns = 1.54;                   // 4 cycles load-to-use at 2.6 GHz (N1 TRM)
-    double l2_hit_ns = 4.23;                   // 11 cycles at 2.6 GHz (N1 TRM)
-    void describe(Params& p);  // relative to the caller's scope ("host.core.")
+    double l1_hit_ns = 1.54;             // 4 cycles load-to-use at 2.6 GHz (N1 TRM)
+    double l2_hit_ns = 4.23;             // 11 cycles at 2.6 GHz (N1 TRM)
+    void describe(Params& p);            // relative to the caller's scope ("host.core.")
     void validate(const std::string& scope) const;
     bool has_l1() const { return l1.size_bytes != 0; }
 };
@@ -42,7 +42,7 @@ class CoherentCache : public Snoopable {
     using Sync = std::function<void(sc_core::sc_time& delay)>;
 
     CoherentCache(const std::string& name, const CoherentCacheConfig& cfg, CoherentHome& home,
-              Services& services, Sync sync);
+                  Services& services, Sync sync);
 
     // A read or write of `length` bytes at physical `address`, within one line.
     void read(uint64_t address, uint8_t* bytes, unsigned length, sc_core::sc_time& delay);
@@ -50,13 +50,12 @@ class CoherentCache : public Snoopable {
     // An atomic on the `a.size` bytes at `address` (aligned to the size); returns the old value.
     // Far: performed at the home (the line leaves every cache); near: the line is made unique
     // here and the atomic performed in the L2.
-    uint64_t atomic(uint64_t address, const AtomicRequest& a, bool far,
-                    sc_core::sc_time& delay);
+    uint64_t atomic(uint64_t address, const AtomicRequest& a, bool far, sc_core::sc_time& delay);
     // A read that goes to the home without allocating (the MMU's table walks).
     void read_once(uint64_t address, uint8_t* bytes, unsigned length, sc_core::sc_time& delay);
 
     SnoopResponse snoop(SnoopKind kind, uint64_t line_address, uint8_t* line,
-                              sc_core::sc_time& delay) override;
+                        sc_core::sc_time& delay) override;
     bool peek_dirty(uint64_t line_address, uint8_t* line) const override;
 
     LineState state(uint64_t address) const;  // the L2's state of the line
@@ -76,8 +75,8 @@ class CoherentCache : public Snoopable {
     unsigned id_;
     CacheArray l1_, l2_;
     sc_core::sc_time l1_hit_, l2_hit_;
-    Counter &l1_hits_, &l1_misses_, &l2_hits_, &l2_misses_, &upgrades_, &writebacks_,
-        &evicts_, &snoops_, &snoop_invalidations_;
+    Counter &l1_hits_, &l1_misses_, &l2_hits_, &l2_misses_, &upgrades_, &writebacks_, &evicts_,
+        &snoops_, &snoop_invalidations_;
 };
 
 }  // namespace canopy::core

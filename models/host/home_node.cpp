@@ -12,8 +12,8 @@ using core::CohRequest;
 using core::LineState;
 using core::SnoopKind;
 using sc_core::SC_NS;
-using sc_core::SC_ZERO_TIME;
 using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
 
 void HomeNodeConfig::describe(core::Params& p) {
     p("slc.size_bytes", slc.size_bytes, "B", "system-level cache (N1-SDP: 8 MiB in the CMN-600)",
@@ -39,14 +39,15 @@ HomeNode::HomeNode(sc_core::sc_module_name name, const HomeNodeConfig& cfg,
       cfg_((cfg.validate(), cfg)),
       slc_(cfg.slc),
       snoops_(services.stats.counter(this->name(), "snoops", "snoops sent to requesters")),
-      snoop_data_(services.stats.counter(this->name(), "snoop_data",
-                                         "snoops that returned dirty data")),
+      snoop_data_(
+          services.stats.counter(this->name(), "snoop_data", "snoops that returned dirty data")),
       slc_hits_(services.stats.counter(this->name(), "slc.hits", "data found in the SLC")),
       slc_misses_(services.stats.counter(this->name(), "slc.misses", "data fetched from DRAM")),
       dram_reads_(services.stats.counter(this->name(), "dram.reads", "DRAM reads")),
       dram_writes_(services.stats.counter(this->name(), "dram.writes",
                                           "DRAM writes (SLC evictions, I/O writes)")),
-      io_reads_(services.stats.counter(this->name(), "io.reads", "I/O-coherent reads (DMA, walks)")),
+      io_reads_(
+          services.stats.counter(this->name(), "io.reads", "I/O-coherent reads (DMA, walks)")),
       io_writes_(services.stats.counter(this->name(), "io.writes", "I/O-coherent writes (DMA)")),
       errors_(services.stats.counter(this->name(), "io.errors",
                                      "I/O requests refused (address, command)", true)),
@@ -95,16 +96,17 @@ void HomeNode::memory_access(bool write, uint64_t address, uint8_t* bytes, uint6
 }
 
 sc_time HomeNode::snoop(uint64_t line_address, uint32_t mask, SnoopKind kind, uint8_t* line,
-                        bool& got_data) {
+                        bool& got_data, const sc_time& at) {
     sc_time slowest = SC_ZERO_TIME;
     std::vector<uint8_t> buf(line_bytes());
     Holders& h = filter_[line_address];
     for (unsigned r = 0; r < requesters_.size(); ++r) {
         if (!(mask & (1u << r))) continue;
         snoops_.add();
-        sc_time t(cfg_.snoop_ns, SC_NS);
+        // The snooper sees the absolute offset (a snoop over the link occupies it then).
+        sc_time t = at + sc_time(cfg_.snoop_ns, SC_NS);
         core::SnoopResponse resp = requesters_[r].cache->snoop(kind, line_address, buf.data(), t);
-        slowest = std::max(slowest, t);
+        slowest = std::max(slowest, t - at);
         if (resp.data) {
             snoop_data_.add();
             got_data = true;
@@ -150,8 +152,8 @@ void HomeNode::slc_write(uint64_t line_address, const uint8_t* line) {
 }
 
 HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t line_address,
-                                   uint8_t* line, sc_time& delay,
-                                   const core::AtomicRequest* atomic, unsigned offset) {
+                                   uint8_t* line, sc_time& delay, const core::AtomicRequest* atomic,
+                                   unsigned offset) {
     const sc_time start = delay;
     requests_[int(req)]->add();
     delay += sc_time(cfg_.request_ns, SC_NS);
@@ -162,64 +164,71 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
     bool got = false;
     sc_time t_snoop = SC_ZERO_TIME, t_data = SC_ZERO_TIME;
     switch (req) {
-    case CohRequest::ReadShared:
-        if (h.owner >= 0 && h.owner != int(requester))
-            t_snoop = snoop(line_address, 1u << h.owner, SnoopKind::Shared, line, got);
-        if (!got) t_data = fetch(line_address, line);
-        res.granted = (h.sharers & ~me) ? LineState::SC : LineState::UC;
-        h.sharers |= me;
-        if (res.granted == LineState::UC) h.owner = int(requester);
-        break;
-    case CohRequest::CleanUnique:
-        if (h.sharers & me) {  // still holds its shared copy: no data needed
-            if (others) t_snoop = snoop(line_address, others, SnoopKind::Invalidate, line, got);
+        case CohRequest::ReadShared:
+            if (h.owner >= 0 && h.owner != int(requester))
+                t_snoop = snoop(line_address, 1u << h.owner, SnoopKind::Shared, line, got, delay);
+            if (!got) t_data = fetch(line_address, line);
+            res.granted = (h.sharers & ~me) ? LineState::SC : LineState::UC;
+            h.sharers |= me;
+            if (res.granted == LineState::UC) h.owner = int(requester);
+            break;
+        case CohRequest::CleanUnique:
+            if (h.sharers & me) {  // still holds its shared copy: no data needed
+                if (others)
+                    t_snoop = snoop(line_address, others, SnoopKind::Invalidate, line, got, delay);
+                res.granted = LineState::UC;
+                h.sharers = me;
+                h.owner = int(requester);
+                break;
+            }
+            [[fallthrough]];  // lost it meanwhile: a read-unique
+        case CohRequest::ReadUnique:
+            if (others) t_snoop = snoop(line_address, others, SnoopKind::Unique, line, got, delay);
+            if (!got) t_data = fetch(line_address, line);
             res.granted = LineState::UC;
             h.sharers = me;
             h.owner = int(requester);
             break;
-        }
-        [[fallthrough]];  // lost it meanwhile: a read-unique
-    case CohRequest::ReadUnique:
-        if (others) t_snoop = snoop(line_address, others, SnoopKind::Unique, line, got);
-        if (!got) t_data = fetch(line_address, line);
-        res.granted = LineState::UC;
-        h.sharers = me;
-        h.owner = int(requester);
-        break;
-    case CohRequest::ReadOnce:
-        if (h.owner >= 0) t_snoop = snoop(line_address, 1u << h.owner, SnoopKind::Once, line, got);
-        if (!got) t_data = fetch(line_address, line);
-        break;
-    case CohRequest::ReadNoSnoop: t_data = fetch(line_address, line); break;
-    case CohRequest::WriteUnique:
-        if (h.sharers) t_snoop = snoop(line_address, h.sharers, SnoopKind::Invalidate, line, got);
-        [[fallthrough]];
-    case CohRequest::WriteNoSnoop:
-        if (slc_.peek(line_address)) {
+        case CohRequest::ReadOnce:
+            if (h.owner >= 0)
+                t_snoop = snoop(line_address, 1u << h.owner, SnoopKind::Once, line, got, delay);
+            if (!got) t_data = fetch(line_address, line);
+            break;
+        case CohRequest::ReadNoSnoop:
+            t_data = fetch(line_address, line);
+            break;
+        case CohRequest::WriteUnique:
+            if (h.sharers)
+                t_snoop = snoop(line_address, h.sharers, SnoopKind::Invalidate, line, got, delay);
+            [[fallthrough]];
+        case CohRequest::WriteNoSnoop:
+            if (slc_.peek(line_address)) {
+                slc_write(line_address, line);
+            } else {
+                memory_access(true, line_address, line, line_bytes(), t_data);
+            }
+            break;
+        case CohRequest::WriteBack:
             slc_write(line_address, line);
-        } else {
-            memory_access(true, line_address, line, line_bytes(), t_data);
+            [[fallthrough]];
+        case CohRequest::Evict:
+            h.sharers &= ~me;
+            if (h.owner == int(requester)) h.owner = -1;
+            break;
+        case CohRequest::Atomic: {
+            if (!atomic) throw std::logic_error("HomeNode::request: Atomic without its operands");
+            std::vector<uint8_t> data(line_bytes());
+            if (h.sharers)
+                t_snoop =
+                    snoop(line_address, h.sharers, SnoopKind::Unique, data.data(), got, delay);
+            if (!got) t_data = fetch(line_address, data.data());
+            if (offset + atomic->size > line_bytes())
+                throw std::logic_error("HomeNode::request: atomic crosses a line");
+            res.atomic_old = core::apply_atomic(*atomic, data.data() + offset);
+            slc_write(line_address, data.data());
+            if (line) std::memcpy(line, data.data(), line_bytes());
+            break;
         }
-        break;
-    case CohRequest::WriteBack:
-        slc_write(line_address, line);
-        [[fallthrough]];
-    case CohRequest::Evict:
-        h.sharers &= ~me;
-        if (h.owner == int(requester)) h.owner = -1;
-        break;
-    case CohRequest::Atomic: {
-        if (!atomic) throw std::logic_error("HomeNode::request: Atomic without its operands");
-        std::vector<uint8_t> data(line_bytes());
-        if (h.sharers) t_snoop = snoop(line_address, h.sharers, SnoopKind::Unique, data.data(), got);
-        if (!got) t_data = fetch(line_address, data.data());
-        if (offset + atomic->size > line_bytes())
-            throw std::logic_error("HomeNode::request: atomic crosses a line");
-        res.atomic_old = core::apply_atomic(*atomic, data.data() + offset);
-        slc_write(line_address, data.data());
-        if (line) std::memcpy(line, data.data(), line_bytes());
-        break;
-    }
     }
     if (h.sharers == 0 && h.owner < 0) filter_.erase(line_address);
     delay += t_snoop + t_data;
@@ -227,15 +236,16 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
     return res;
 }
 
-sc_time HomeNode::newest(uint64_t line_address, uint8_t* line, bool invalidate, bool& got) {
+sc_time HomeNode::newest(uint64_t line_address, uint8_t* line, bool invalidate, bool& got,
+                         const sc_time& at) {
     auto it = filter_.find(line_address);
     if (it == filter_.end()) return SC_ZERO_TIME;
     const Holders h = it->second;
     sc_time t = SC_ZERO_TIME;
     if (invalidate)
-        t = snoop(line_address, h.sharers, SnoopKind::Unique, line, got);  // dirty data -> SLC
+        t = snoop(line_address, h.sharers, SnoopKind::Unique, line, got, at);  // dirty -> SLC
     else if (h.owner >= 0)
-        t = snoop(line_address, 1u << h.owner, SnoopKind::Once, line, got);
+        t = snoop(line_address, 1u << h.owner, SnoopKind::Once, line, got, at);
     auto again = filter_.find(line_address);
     if (again != filter_.end() && again->second.sharers == 0 && again->second.owner < 0)
         filter_.erase(again);
@@ -262,7 +272,7 @@ void HomeNode::io_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     std::vector<uint8_t> line(lb);
     for (uint64_t l = first; l < end; l += lb) {
         bool got = false;
-        t_snoop = std::max(t_snoop, newest(l, line.data(), write, got));
+        t_snoop = std::max(t_snoop, newest(l, line.data(), write, got, delay));
         if (got && !write) dirty.emplace_back(l, line);
         all_in_slc = all_in_slc && slc_.peek(l);
     }

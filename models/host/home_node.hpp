@@ -98,10 +98,12 @@ class HomeNode : public sc_core::sc_module, public core::CoherentHome {
     void io_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned io_dbg(tlm::tlm_generic_payload& gp);
 
-    // Snoops every holder in `mask` with `kind`; merges dirty data into `line` (and the SLC
-    // unless `keep`); returns the slowest snoop's time. Updates the filter.
+    // Snoops every holder in `mask` with `kind` at offset `at` of the caller's delay; leaves dirty
+    // data in `line` (and in the SLC unless kind is Once); returns the slowest snoop's time.
+    // Updates the filter.
     sc_core::sc_time snoop(uint64_t line_address, uint32_t mask, core::SnoopKind kind,
-                           uint8_t* line, bool& got_data);
+                           uint8_t* line, bool& got_data,
+                           const sc_core::sc_time& at = sc_core::SC_ZERO_TIME);
     // The line's data from the SLC or DRAM; returns the time it took.
     sc_core::sc_time fetch(uint64_t line_address, uint8_t* line);
     // Puts (dirty) data of a line in the SLC, evicting to DRAM as needed.
@@ -111,7 +113,8 @@ class HomeNode : public sc_core::sc_module, public core::CoherentHome {
     // Snoops a line's holders for an I/O access: `invalidate` takes every copy away (dirty data
     // to the SLC), else the owner is snooped Once and its dirty data, if any, is left in `line`
     // with `got` set. Returns the snoop time.
-    sc_core::sc_time newest(uint64_t line_address, uint8_t* line, bool invalidate, bool& got);
+    sc_core::sc_time newest(uint64_t line_address, uint8_t* line, bool invalidate, bool& got,
+                            const sc_core::sc_time& at = sc_core::SC_ZERO_TIME);
 
     HomeNodeConfig cfg_;
     core::CacheArray slc_;

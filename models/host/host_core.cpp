@@ -7,8 +7,8 @@
 namespace canopy::host {
 
 using sc_core::SC_NS;
-using sc_core::SC_ZERO_TIME;
 using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
 
 namespace {
 
@@ -43,8 +43,8 @@ void HostCoreConfig::validate(const std::string& scope) const {
     if (tlb_ways == 0 || tlb_entries % tlb_ways != 0)
         throw InputError("config", scope + ".tlb_entries",
                          "must be a multiple of " + scope + ".tlb_ways (" +
-                             std::to_string(tlb_entries) + " entries, " +
-                             std::to_string(tlb_ways) + " ways)");
+                             std::to_string(tlb_entries) + " entries, " + std::to_string(tlb_ways) +
+                             " ways)");
 }
 
 HostCore::HostCore(sc_core::sc_module_name name, const HostCoreConfig& cfg, HomeNode& home,
@@ -73,8 +73,8 @@ HostCore::HostCore(sc_core::sc_module_name name, const HostCoreConfig& cfg, Home
                                                  "issue to completion, per store")),
       atomic_latency_(services.stats.distribution(this->name(), "latency.atomic", "ns",
                                                   "issue to old value, per atomic", true)) {
-    cache_ = std::make_unique<core::CoherentCache>(std::string(this->name()), cfg_.cache, home, services,
-                                         [this](sc_time&) { sync(); });
+    cache_ = std::make_unique<core::CoherentCache>(std::string(this->name()), cfg_.cache, home,
+                                                   services, [this](sc_time&) { sync(); });
 }
 
 void HostCore::run(HostKernel::Process& process, HostProgram program) {

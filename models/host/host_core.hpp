@@ -3,8 +3,8 @@
 // program sees the core through this class: loads, stores and atomics of virtual addresses, compute
 // time, and the host kernel's services. Every memory operation is translated by the core's MMU
 // (a TLB, and on a miss a walk of the process's page tables in host memory, one timed read per
-// level) and performed by its private caches (core/coherent_cache.hpp), which ask the home node on a
-// miss; so latency is simulated, not assumed, and several cores contend for lines for real.
+// level) and performed by its private caches (core/coherent_cache.hpp), which ask the home node on
+// a miss; so latency is simulated, not assumed, and several cores contend for lines for real.
 // Device memory (a BAR mapped with HostKernel::map_device) is uncached: the access leaves through
 // `mmio` towards the root complex and the PCIe link; reads wait for the completion, writes are
 // posted.
@@ -31,10 +31,10 @@
 #include <type_traits>
 
 #include "core/coherence.hpp"
+#include "core/coherent_cache.hpp"
 #include "core/config.hpp"
 #include "core/services.hpp"
 #include "core/translation_cache.hpp"
-#include "core/coherent_cache.hpp"
 #include "host/home_node.hpp"
 #include "host/host_kernel.hpp"
 
@@ -49,8 +49,8 @@ struct HostCoreConfig {
     double quantum_ns = 1000.0;
     // CMN-600 executes ARMv8.1 LSE atomics at the home node (far); false: in the core's L2.
     bool far_atomics = true;
-    double syscall_ns = 1000.0;  // assumed: one host-kernel service (mmap, pin, ...)
-    double mmio_issue_ns = 5.0;  // assumed: the core's cost of issuing a posted device write
+    double syscall_ns = 1000.0;      // assumed: one host-kernel service (mmap, pin, ...)
+    double mmio_issue_ns = 5.0;      // assumed: the core's cost of issuing a posted device write
     void describe(core::Params& p);  // relative to the caller's scope ("host.core.")
     void validate(const std::string& scope) const;
 };

@@ -58,9 +58,7 @@ void Iommu::attach(uint32_t pasid, AddressSpace& space) {
     space.on_unmap([this, pasid](uint64_t va, uint64_t bytes) { invalidate(pasid, va, bytes); });
 }
 
-bool Iommu::iotlb_contains(uint32_t pasid, uint64_t va) const {
-    return iotlb_.contains(pasid, va);
-}
+bool Iommu::iotlb_contains(uint32_t pasid, uint64_t va) const { return iotlb_.contains(pasid, va); }
 
 AtsResult Iommu::walk(uint32_t pasid, uint64_t va, sc_time& delay) {
     AtsResult r;

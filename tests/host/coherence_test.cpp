@@ -262,7 +262,7 @@ TEST(HostCore, FarAtomicOnAHotLineCostsRequestPlusSlcHit) {
     });
     sc_core::sc_start();
     const double dram = h.memory.config().latency_ns;
-    EXPECT_NEAR(first, cc.l1_hit_ns + hn.request_ns + dram, 1e-3);         // SLC miss
+    EXPECT_NEAR(first, cc.l1_hit_ns + hn.request_ns + dram, 1e-3);            // SLC miss
     EXPECT_NEAR(second, cc.l1_hit_ns + hn.request_ns + hn.slc_hit_ns, 1e-3);  // SLC hit
     // CALIBRATION E5: a host AtomicCompare takes about 50 ns.
     EXPECT_NEAR(second, 50.0, 7.5);
