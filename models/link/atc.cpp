@@ -1,10 +1,12 @@
 #include "link/atc.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
 #include "core/error.hpp"
 #include "core/payload.hpp"
+#include "link/tlp.hpp"
 
 namespace canopy::link {
 
@@ -55,10 +57,15 @@ void AtcConfig::describe(core::Params& p) {
         "ATC/ATS-switch time around one ATS request on a miss [CCIX paper IV "
         "Exp. 2: 2453 - 617 - 700 ns; includes the ATS request's link round trip, which a "
         "bench modelling the link (exp ats-cost) charges on the link and subtracts here]",
-        0.0, 1e7);
+        0.0, 1e7)("max_outstanding", max_outstanding, "",
+                  "ATS translation requests in flight at once; 1 = blocking [assumed: 8 covers "
+                  "the pages of a 32 KiB transfer, CCIX paper IV Exp. 2]",
+                  1, 1024);
 }
 
 void AtcConfig::validate() const {
+    if (max_outstanding == 0)
+        throw InputError("config", "link.atc.max_outstanding", "must be at least 1, got 0");
     if (ways == 0 || entries == 0 || entries % ways)
         throw InputError("config", "link.atc.entries",
                          "must be a non-zero multiple of link.atc.ways (" + std::to_string(ways) +
@@ -72,6 +79,9 @@ Atc::Atc(sc_core::sc_module_name name, const AtcConfig& cfg, core::Services& ser
       services_(services),
       sets_(cfg.entries / cfg.ways),
       entries_(cfg.entries),
+      slot_free_(cfg.max_outstanding, sc_core::SC_ZERO_TIME),
+      hit_latency_(cfg.hit_latency_ns, sc_core::SC_NS),
+      miss_overhead_(cfg.miss_overhead_ns, sc_core::SC_NS),
       lookups_(services.stats.counter(this->name(), "lookups", "translations asked", true)),
       hits_(services.stats.counter(this->name(), "hits", "lookups a valid entry answered", true)),
       misses_(services.stats.counter(this->name(), "misses", "lookups sent to the host", true)),
@@ -147,7 +157,7 @@ std::string Atc::request(uint64_t va, AtsEntry& out, sc_core::sc_time& delay) {
 Atc::Result Atc::translate(uint64_t va, sc_core::sc_time& delay) {
     const sc_core::sc_time start = delay;
     lookups_.add();
-    delay += sc_core::sc_time(cfg_.hit_latency_ns, sc_core::SC_NS);
+    delay += hit_latency_;
     Result r;
     if (Entry* e = find(va)) {
         hits_.add();
@@ -158,9 +168,17 @@ Atc::Result Atc::translate(uint64_t va, sc_core::sc_time& delay) {
         r.page_end = e->va_page + e->page_bytes;
     } else {
         misses_.add();
-        delay += sc_core::sc_time(cfg_.miss_overhead_ns, sc_core::SC_NS);
+        // The request takes the slot that frees first; it holds it until its answer.
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        auto slot = std::min_element(slot_free_.begin(), slot_free_.end());
+        if (*slot > now + delay) {
+            r.slot_wait = *slot - now - delay;
+            delay = *slot - now;
+        }
+        delay += miss_overhead_;
         AtsEntry t;
         r.error = request(va, t, delay);
+        *slot = now + delay;
         if (r.error.empty()) {
             insert(va, t);
             const uint64_t va_page = va & ~(t.page_bytes - 1);
@@ -173,7 +191,7 @@ Atc::Result Atc::translate(uint64_t va, sc_core::sc_time& delay) {
             r.error = std::string(name()) + ": " + r.error;
         }
     }
-    latency_.sample((delay - start) / sc_core::sc_time(1, sc_core::SC_NS));
+    latency_.sample(ns_of(delay - start));
     return r;
 }
 

@@ -15,7 +15,13 @@
 // bytes with one AtsEntry (below). A failed translation (error response, or neither read nor
 // write permission) is returned to the requester and counted; it is not cached.
 //
-// The ATC never calls wait(): translate() adds its latency to the caller's delay.
+// Misses are non-blocking: up to max_outstanding ATS requests may be in flight at once (each
+// holds a slot from its issue to its answer); a miss finding every slot taken waits for the
+// earliest to free. Clients may thus issue translations ahead (the DMA engine pipelines the
+// pages of a descriptor, one lookup per hit_latency_ns, models/link/dma_engine.hpp).
+//
+// The ATC never calls wait(): translate() adds its latency to the caller's delay; a call may
+// start at any delay (loosely timed), slots are taken in call order.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -56,8 +62,13 @@ struct AtcConfig {
     // Time the ATC and ATS Switch add around one translation request on a miss, on top of the
     // host's answer. [CCIX paper IV Exp. 2: 2453 - 617 - 700 = 1136 ns]
     double miss_overhead_ns = 1136.0;
+    // ATS requests in flight at once. Assumed 8: one ATS round trip (~1.8-2.5 us) spans about
+    // three 4 KiB pieces of ~0.75 us, and 8 covers all pages of a 32 KiB transfer, the size from
+    // which the paper sees transfer time dominate [CCIX paper IV Exp. 2]. 1 = blocking ATC.
+    uint32_t max_outstanding = 8;
     void describe(core::Params& p);  // under "link.atc."
-    void validate() const;           // entries a multiple of ways; throws InputError
+    // entries a multiple of ways, max_outstanding >= 1; throws InputError
+    void validate() const;
 };
 
 class Atc : public sc_core::sc_module {
@@ -67,10 +78,11 @@ class Atc : public sc_core::sc_module {
     struct Result {
         bool ok = false;
         bool hit = false;
-        uint64_t physical = 0;    // translated address of the looked-up byte
-        uint64_t page_bytes = 0;  // size of the page holding it
-        uint64_t page_end = 0;    // first virtual address past that page
-        std::string error;        // why, when !ok
+        uint64_t physical = 0;       // translated address of the looked-up byte
+        uint64_t page_bytes = 0;     // size of the page holding it
+        uint64_t page_end = 0;       // first virtual address past that page
+        sc_core::sc_time slot_wait;  // a miss's wait for a free request slot
+        std::string error;           // why, when !ok
     };
 
     Atc(sc_core::sc_module_name name, const AtcConfig& cfg, core::Services& services);
@@ -105,6 +117,8 @@ class Atc : public sc_core::sc_module {
     uint32_t sets_;
     std::vector<Entry> entries_;  // sets_ x ways, set-major
     uint64_t tick_ = 0;
+    std::vector<sc_core::sc_time> slot_free_;  // per request slot: absolute time it frees
+    const sc_core::sc_time hit_latency_, miss_overhead_;
     core::Counter &lookups_, &hits_, &misses_, &failures_, &evictions_, &invalidations_;
     core::Distribution& latency_;
 };

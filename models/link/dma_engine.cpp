@@ -3,14 +3,14 @@
 #include <algorithm>
 
 #include "core/payload.hpp"
+#include "link/tlp.hpp"
 
 namespace canopy::link {
 
 namespace {
 constexpr uint64_t kSmallPage = 4096;
 std::string hex(uint64_t v) { return core::TransactionTrace::hex(v); }
-// Exact for whole picoseconds (to_seconds() * 1e9 is not).
-double ns(const sc_core::sc_time& t) { return t / sc_core::sc_time(1, sc_core::SC_NS); }
+double ns(const sc_core::sc_time& t) { return ns_of(t); }
 }  // namespace
 
 void DmaConfig::describe(core::Params& p) {
@@ -19,7 +19,10 @@ void DmaConfig::describe(core::Params& p) {
       "host addresses are virtual, translated by the ATC (else physical) [CCIX paper IV Exp. 1: "
       "physical]")("max_burst_bytes", max_burst_bytes, "B",
                    "largest piece moved at once [assumed: one 4 KiB buffer]", 4, 1u << 20)(
-        "setup_ns", setup_ns, "ns", "descriptor fetch and decode, device logic [assumed; calibrated by exp ats-cost: 700 ns 64-B read with ATC hit, CCIX paper IV Exp. 2, minus ATC hit, link and host DRAM]", 0.0, 1e6);
+        "setup_ns", setup_ns, "ns",
+        "descriptor fetch and decode, device logic [assumed; calibrated by exp ats-cost: 700 ns "
+        "64-B read with ATC hit, CCIX paper IV Exp. 2, minus ATC hit, link and host DRAM]",
+        0.0, 1e6);
 }
 
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, core::Services& services,
@@ -31,6 +34,10 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, core::S
       services_(services),
       atc_(atc),
       buffer_(cfg.max_burst_bytes),
+      setup_(cfg.setup_ns, sc_core::SC_NS),
+      window_(atc ? atc->config().max_outstanding : 1),
+      interval_(atc ? sc_core::sc_time(atc->config().hit_latency_ns, sc_core::SC_NS)
+                    : sc_core::SC_ZERO_TIME),
       descriptors_(services.stats.counter(this->name(), "descriptors", "descriptors run", true)),
       bytes_(services.stats.counter(this->name(), "bytes", "bytes moved", true)),
       errors_(
@@ -43,21 +50,27 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, core::S
 std::string DmaEngine::access(tlm_utils::simple_initiator_socket<DmaEngine>& socket, bool write,
                               uint64_t address, uint8_t* data, uint32_t bytes, bool host,
                               bool translated, sc_core::sc_time& delay) {
-    tlm::tlm_generic_payload gp;
+    // One payload reused for every access (no allocation per access); the TlpExt tells the link
+    // and the host's IOMMU what the request is.
+    tlm::tlm_generic_payload& gp = gp_;
     gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     gp.set_address(address);
     gp.set_data_ptr(data);
     gp.set_data_length(bytes);
     gp.set_streaming_width(bytes);
+    gp.set_byte_enable_ptr(nullptr);
+    gp.set_byte_enable_length(0);
+    gp.set_dmi_allowed(false);
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    if (host) {  // what the link and the host's IOMMU need to know; freed by the payload
-        auto* tlp = new core::TlpExt;
-        tlp->type = write ? core::TlpExt::Type::MemWrite : core::TlpExt::Type::MemRead;
-        tlp->at = translated ? core::TlpExt::AddressType::Translated
+    if (host) {
+        tlp_ = core::TlpExt();
+        tlp_.type = write ? core::TlpExt::Type::MemWrite : core::TlpExt::Type::MemRead;
+        tlp_.at = translated ? core::TlpExt::AddressType::Translated
                              : core::TlpExt::AddressType::Untranslated;
-        gp.set_extension(tlp);
+        gp.set_extension(&tlp_);
     }
     socket->b_transport(gp, delay);
+    if (host) gp.clear_extension(&tlp_);
     if (gp.is_response_ok()) return "";
     return std::string(host ? "host" : "device") + (write ? " write" : " read") + " of " +
            std::to_string(bytes) + " B at " + hex(address) + " answered " +
@@ -67,9 +80,9 @@ std::string DmaEngine::access(tlm_utils::simple_initiator_socket<DmaEngine>& soc
 DmaResult DmaEngine::execute(const DmaDescriptor& d, sc_core::sc_time& delay) {
     const sc_core::sc_time start = delay;
     DmaResult r;
-    r.id = results_.size();
+    r.id = next_id_++;
     descriptors_.add();
-    delay += sc_core::sc_time(cfg_.setup_ns, sc_core::SC_NS);
+    delay += setup_;
     const bool h2d = d.direction == DmaDirection::HostToDevice;
     const bool translate = cfg_.translate;
 
@@ -82,21 +95,45 @@ DmaResult DmaEngine::execute(const DmaDescriptor& d, sc_core::sc_time& delay) {
         r.error = "link.dma.translate is on but the engine has no ATC";
     }
 
+    // Translations ahead of the data: page j may be looked up once page j - window_ has moved, and
+    // no sooner than interval_ after the previous lookup was accepted (slot wait included).
+    const uint64_t last = d.host_address + (d.length - 1);
+    pages_.clear();
+    uint64_t next_va = d.host_address;  // address of the next lookup
+    bool more = translate && r.error.empty();
+    sc_core::sc_time next_issue = delay;
+    auto issue_until = [&](size_t count) {  // issues lookups while fewer than `count` are out
+        while (more && pages_.size() < count) {
+            sc_core::sc_time t = std::max(next_issue, delay);  // page j - window done by now
+            const Atc::Result x = atc_->translate(next_va, t);
+            pages_.push_back(Page{x.page_end, x.physical - next_va, t, x.error});
+            ++r.translations;
+            next_issue = std::max(next_issue, delay) + x.slot_wait + interval_;
+            if (!x.ok || x.page_end == 0 || x.page_end > last) more = false;
+            next_va = x.page_end;
+        }
+    };
+
     uint64_t done = 0;
-    uint64_t page_end = 0, physical_base = 0;  // the current translated page
+    size_t page = 0;  // index in pages_ of the current page
+    uint64_t page_end = 0, physical_base = 0;
     while (r.error.empty() && done < d.length) {
         const uint64_t va = d.host_address + done;
-        if (translate && (r.translations == 0 || va >= page_end)) {
-            const sc_core::sc_time before = delay;
-            const Atc::Result t = atc_->translate(va, delay);
-            r.translation_ns += ns(delay - before);
-            ++r.translations;
-            if (!t.ok) {
-                r.error = t.error;
+        if (translate && (done == 0 || (page_end && va >= page_end))) {
+            if (done) ++page;
+            // Pages before `page` have moved: lookups up to page + window - 1 may go out.
+            issue_until(page + window_);
+            const Page& p = pages_[page];
+            if (!p.error.empty()) {
+                r.error = p.error;
                 break;
             }
-            page_end = t.page_end;
-            physical_base = t.physical - va;  // physical = va + (physical_base) mod 2^64
+            if (p.ready > delay) {
+                r.translation_ns += ns(p.ready - delay);
+                delay = p.ready;
+            }
+            page_end = p.page_end;
+            physical_base = p.physical_base;  // physical = va + physical_base mod 2^64
         } else if (!translate && (done == 0 || va >= page_end)) {
             page_end = (va / kSmallPage + 1) * kSmallPage;
             physical_base = 0;

@@ -9,10 +9,18 @@
 // transfer is cut at page boundaries and at max_burst_bytes; each piece is read from its source
 // and then written to its destination (store and forward), pieces one after another.
 //
-// Latency of a descriptor = setup + the ATC's time for each page + each piece's source read and
-// destination write, as the targets return them. execute() never calls wait(): it adds that
-// latency to the caller's delay (loosely timed, like the link). A translation failure or a bus
-// error ends the descriptor with an error (the bytes before it have moved); it never throws.
+// Translations are requested ahead, as ATS clients do: after setup the engine issues the lookups
+// of the descriptor's pages one per ATC lookup time (AtcConfig::hit_latency_ns), keeping at most
+// AtcConfig::max_outstanding pages translated or in translation ahead of the data (a page's slot
+// frees when its last piece has moved; with 1 the engine translates page k only after page k-1
+// moved, the blocking behaviour). A piece moves once its page's translation has returned and the
+// previous piece is done. The address of each next lookup is the end of the previous page.
+//
+// Latency of a descriptor = setup + the time pieces waited for translations (translation_ns) +
+// each piece's source read and destination write, as the targets return them (transfer_ns).
+// execute() never calls wait(): it adds that latency to the caller's delay (loosely timed; each
+// lookup is its own call starting at its issue time). A translation failure or a bus error ends
+// the descriptor with an error (the bytes before it have moved); it never throws.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -23,6 +31,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/payload.hpp"
 #include "core/services.hpp"
 #include "link/atc.hpp"
 
@@ -57,7 +66,7 @@ struct DmaResult {
     std::string error;
     uint64_t bytes_done = 0;
     uint32_t pieces = 0, translations = 0;
-    double translation_ns = 0;    // time spent in the ATC
+    double translation_ns = 0;    // time pieces waited for translations (not hidden by transfers)
     double transfer_ns = 0;       // time spent on the sockets
     double latency_ns = 0;        // setup + translation + transfer
     sc_core::sc_time completion;  // simulated time the descriptor completed (or failed)
@@ -75,9 +84,15 @@ class DmaEngine : public sc_core::sc_module {
     // Runs one descriptor, adding its latency to `delay`; the result is also kept in results().
     DmaResult execute(const DmaDescriptor& d, sc_core::sc_time& delay);
     const std::vector<DmaResult>& results() const { return results_; }
+    void clear_results() { results_.clear(); }  // ids keep counting
     const DmaConfig& config() const { return cfg_; }
 
   private:
+    struct Page {  // one translation of the descriptor
+        uint64_t page_end, physical_base;
+        sc_core::sc_time ready;  // delay at which the answer is back
+        std::string error;       // "" when translated
+    };
     // One read or write of `bytes` at `address` on `socket`; "" or why it failed.
     std::string access(tlm_utils::simple_initiator_socket<DmaEngine>& socket, bool write,
                        uint64_t address, uint8_t* data, uint32_t bytes, bool host, bool translated,
@@ -88,6 +103,13 @@ class DmaEngine : public sc_core::sc_module {
     Atc* atc_;
     std::vector<uint8_t> buffer_;
     std::vector<DmaResult> results_;
+    uint64_t next_id_ = 0;
+    std::vector<Page> pages_;  // reused per descriptor
+    tlm::tlm_generic_payload gp_;
+    core::TlpExt tlp_;  // set on gp_ for host accesses, cleared after
+    const sc_core::sc_time setup_;
+    uint32_t window_;            // pages translated ahead: the ATC's max_outstanding
+    sc_core::sc_time interval_;  // between lookups: the ATC's lookup time
     core::Counter &descriptors_, &bytes_, &errors_;
     core::Distribution &latency_h2d_, &latency_d2h_;
 };

@@ -53,7 +53,11 @@ PcieLink::PcieLink(sc_core::sc_module_name name, const PcieConfig& cfg, core::Se
                                                 "link time of a read: requests to last data")),
       write_latency_(services.stats.distribution(this->name(), "latency.write", "ns",
                                                  "link time of a write: to last acceptance")),
-      track_(services.trace.track(this->name())) {
+      track_(services.trace.track(this->name())),
+      wire_time_(cfg_.max_payload_bytes + 64) {
+    // An UpdateFC for traffic in one direction returns on the other one: its pipeline + one DLLP.
+    down_fc_return_ = up_->latency + serialisation(cfg_, dllp_wire_bytes(cfg_));
+    up_fc_return_ = down_->latency + serialisation(cfg_, dllp_wire_bytes(cfg_));
     host_target.register_b_transport(this, &PcieLink::host_b_transport);
     device_target.register_b_transport(this, &PcieLink::device_b_transport);
     host_target.register_transport_dbg(this, &PcieLink::host_dbg);
@@ -136,7 +140,14 @@ core::SharedResource::Grant PcieLink::send(Direction& d, const Tlp& t, uint8_t v
     d.payload_bytes.add(t.payload_bytes());
     d.vc_tlps[vc]->add();
     d.vc_bytes[vc]->add(bytes);
-    return d.wire.reserve(at, serialisation(cfg_, bytes));
+    return d.wire.reserve(at, wire_time(bytes));
+}
+
+sc_time PcieLink::wire_time(uint64_t bytes) {
+    if (bytes >= wire_time_.size()) return serialisation(cfg_, bytes);
+    sc_time& t = wire_time_[bytes];
+    if (t == sc_core::SC_ZERO_TIME) t = serialisation(cfg_, bytes);
+    return t;
 }
 
 void PcieLink::send_dllps(Direction& d, uint64_t tlps, const sc_time& at) {
@@ -145,7 +156,7 @@ void PcieLink::send_dllps(Direction& d, uint64_t tlps, const sc_time& at) {
     if (!bytes) return;
     d.dllps.add(n);
     d.dllp_bytes.add(bytes);
-    d.wire.reserve(at, serialisation(cfg_, bytes));
+    d.wire.reserve(at, wire_time(bytes));
 }
 
 uint64_t PcieLink::credit_window(bool write) const {
@@ -165,7 +176,16 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
     const std::string why = check(gp);
     if (!why.empty()) return refuse(gp, why);
 
+    struct Depth {  // this call's scratch storage, released on return
+        size_t& d;
+        explicit Depth(size_t& depth) : d(depth) { ++d; }
+        ~Depth() { --d; }
+    } depth(depth_);
+    if (scratch_.size() < depth_) scratch_.push_back(std::make_unique<Scratch>());
+    Scratch& sc = *scratch_[depth_ - 1];
+
     const auto* tlp_in = gp.get_extension<core::TlpExt>();
+    const auto* link_in = gp.get_extension<LinkTlpExt>();
     const bool write = gp.is_write();
     const bool ats = tlp_in && tlp_in->type == core::TlpExt::Type::AtsTranslate;
     const uint8_t vc = tlp_in ? tlp_in->vc : 0;
@@ -174,15 +194,29 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
     const sc_time now = sc_core::sc_time_stamp();
     const sc_time start = now + delay;
 
-    const std::vector<Tlp> requests = ats ? std::vector<Tlp>{Tlp{TlpKind::AtsRequest, addr, len}}
-                                          : split_requests(cfg_, write, addr, len);
+    std::vector<Tlp>& requests = sc.requests;
+    if (ats) {
+        requests.clear();
+        requests.push_back(Tlp{TlpKind::AtsRequest, addr, len});
+    } else {
+        split_requests(cfg_, write, addr, len, requests);
+    }
     const uint64_t window = credit_window(write);
-    const sc_time fc_return = rev.latency + serialisation(cfg_, dllp_wire_bytes(cfg_));
+    const sc_time& fc_return = &rev == up_.get() ? down_fc_return_ : up_fc_return_;
 
-    std::vector<sc_time> arrivals;
+    // Extensions of the original other than the two the link rewrites are cloned onto each
+    // forwarded TLP (rare: none on the DMA and ATS paths) and freed after it.
+    const unsigned tlp_id = core::TlpExt::ID, link_id = LinkTlpExt::ID;
+    bool other_extensions = false;
+    for (unsigned e = 0; e < tlm::max_num_extensions() && !other_extensions; ++e)
+        other_extensions = e != tlp_id && e != link_id && gp.get_extension(e);
+
+    std::vector<sc_time>& arrivals = sc.arrivals;
+    arrivals.clear();
     sc_time done = start, last_request = start, last_sent = start, last_completion = start;
     uint64_t completions = 0;
     tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;
+    tlm::tlm_generic_payload& sub = sc.sub;
     for (size_t i = 0; i < requests.size(); ++i) {
         const Tlp& r = requests[i];
         // A transfer's own TLPs follow one another: only others' traffic counts as waiting.
@@ -194,32 +228,44 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
         last_request = std::max(last_request, arrival);
 
         // The far side sees this TLP as its own transaction, carrying the original's extensions.
-        tlm::tlm_generic_payload sub;
         sub.set_command(gp.get_command());
         sub.set_address(r.address);
         sub.set_data_ptr(gp.get_data_ptr() + (r.address - addr));
         sub.set_data_length(r.data_bytes);
         sub.set_streaming_width(r.data_bytes);
+        sub.set_byte_enable_ptr(nullptr);
+        sub.set_byte_enable_length(0);
+        sub.set_dmi_allowed(false);
         sub.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        for (unsigned e = 0; e < tlm::max_num_extensions(); ++e)
-            if (auto* ext = gp.get_extension(e)) sub.set_extension(e, ext->clone());
-        auto* tlp_out = sub.get_extension<core::TlpExt>();
-        if (!tlp_out) sub.set_extension(tlp_out = new core::TlpExt);
-        tlp_out->type = write ? core::TlpExt::Type::MemWrite : core::TlpExt::Type::MemRead;
-        if (ats) tlp_out->type = core::TlpExt::Type::AtsTranslate;
-        if (ats) tlp_out->at = core::TlpExt::AddressType::TranslationRequest;
-        tlp_out->vc = vc;
-        auto* link_out = sub.get_extension<LinkTlpExt>();
-        if (!link_out) sub.set_extension(link_out = new LinkTlpExt);
-        link_out->single_tlp = true;
-        link_out->kind = r.kind;
-        link_out->index = uint32_t(i);
-        link_out->count = uint32_t(requests.size());
-        link_out->wire_bytes = tlp_wire_bytes(cfg_, r);
-        link_out->error.clear();
+        if (other_extensions)
+            for (unsigned e = 0; e < tlm::max_num_extensions(); ++e)
+                if (e != tlp_id && e != link_id)
+                    if (auto* ext = gp.get_extension(e)) sub.set_extension(e, ext->clone());
+        core::TlpExt& tlp_out = sc.tlp;
+        tlp_out = tlp_in ? *tlp_in : core::TlpExt();
+        tlp_out.type = write ? core::TlpExt::Type::MemWrite : core::TlpExt::Type::MemRead;
+        if (ats) tlp_out.type = core::TlpExt::Type::AtsTranslate;
+        if (ats) tlp_out.at = core::TlpExt::AddressType::TranslationRequest;
+        tlp_out.vc = vc;
+        sub.set_extension(&tlp_out);
+        LinkTlpExt& link_out = sc.link;
+        if (link_in)
+            link_out = *link_in;
+        else
+            link_out = LinkTlpExt();
+        link_out.single_tlp = true;
+        link_out.kind = r.kind;
+        link_out.index = uint32_t(i);
+        link_out.count = uint32_t(requests.size());
+        link_out.wire_bytes = tlp_wire_bytes(cfg_, r);
+        link_out.error.clear();
+        sub.set_extension(&link_out);
 
         sc_time d = arrival - now;
         out->b_transport(sub, d);
+        sub.clear_extension(&tlp_out);
+        sub.clear_extension(&link_out);
+        if (other_extensions) sub.free_all_extensions();
         const sc_time ready = std::max(now + d, arrival);
         const bool failed = sub.is_response_error();
         if (failed && status == tlm::TLM_OK_RESPONSE) status = sub.get_response_status();
@@ -228,10 +274,14 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
             continue;
         }
         // A failed read completes with one Cpl carrying the error status and no data.
-        const std::vector<Tlp> cpl =
-            failed ? std::vector<Tlp>{Tlp{TlpKind::Cpl, r.address, 0}}
-            : ats  ? std::vector<Tlp>{Tlp{TlpKind::AtsCompletion, r.address, r.data_bytes}}
-                   : split_completions(cfg_, r);
+        std::vector<Tlp>& cpl = sc.completions;
+        if (failed || ats) {
+            cpl.clear();
+            cpl.push_back(failed ? Tlp{TlpKind::Cpl, r.address, 0}
+                                 : Tlp{TlpKind::AtsCompletion, r.address, r.data_bytes});
+        } else {
+            split_completions(cfg_, r, cpl);
+        }
         for (const Tlp& c : cpl) {
             last_completion = send(rev, c, vc, std::max(ready, last_completion)).end;
             done = std::max(done, last_completion + rev.latency);

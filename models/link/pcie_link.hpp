@@ -99,6 +99,18 @@ class PcieLink : public sc_core::sc_module {
     void send_dllps(Direction& d, uint64_t tlps, const sc_core::sc_time& at);
     // TLPs one transfer may have in flight before waiting for an UpdateFC; 0 = unlimited.
     uint64_t credit_window(bool write) const;
+    // serialisation(cfg_, bytes), remembered for the sizes TLPs and DLLPs usually have.
+    sc_core::sc_time wire_time(uint64_t bytes);
+
+    // Per nesting depth of transport() (a far side may call back into the link), storage reused
+    // from one transfer to the next: no allocation per transaction.
+    struct Scratch {
+        std::vector<Tlp> requests, completions;
+        std::vector<sc_core::sc_time> arrivals;
+        tlm::tlm_generic_payload sub;  // the forwarded TLP
+        core::TlpExt tlp;              // set on sub, with the original's attributes
+        LinkTlpExt link;               // set on sub
+    };
 
     PcieConfig cfg_;
     core::Services& services_;
@@ -107,6 +119,10 @@ class PcieLink : public sc_core::sc_module {
     core::Distribution &read_latency_, &write_latency_;
     int track_;
     std::string last_error_;
+    std::vector<std::unique_ptr<Scratch>> scratch_;
+    size_t depth_ = 0;
+    std::vector<sc_core::sc_time> wire_time_;         // by bytes; zero = not computed yet
+    sc_core::sc_time down_fc_return_, up_fc_return_;  // UpdateFC coming back on the other side
 };
 
 }  // namespace canopy::link

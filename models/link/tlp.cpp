@@ -65,27 +65,43 @@ uint32_t tlp_wire_bytes(const PcieConfig& c, const Tlp& t) {
            t.payload_bytes() + (c.ecrc ? 4 : 0) + lcrc_bytes(c);
 }
 
-// Chunks of [address, address + bytes) cut at multiples of `unit`.
-static std::vector<Tlp> cut(TlpKind kind, uint64_t address, uint64_t bytes, uint64_t unit) {
-    std::vector<Tlp> out;
+// Chunks of [address, address + bytes) cut at multiples of `unit`, appended to `out`.
+static void cut(TlpKind kind, uint64_t address, uint64_t bytes, uint64_t unit,
+                std::vector<Tlp>& out) {
     const uint64_t end = address + bytes;
     for (uint64_t pos = address; pos < end;) {
         const uint64_t limit = std::min(end, (pos / unit + 1) * unit);
         out.push_back(Tlp{kind, pos, uint32_t(limit - pos)});
         pos = limit;
     }
-    return out;
+}
+
+void split_requests(const PcieConfig& c, bool write, uint64_t address, uint64_t bytes,
+                    std::vector<Tlp>& out) {
+    out.clear();
+    if (write)
+        cut(TlpKind::MemWr, address, bytes, c.max_payload_bytes, out);
+    else
+        cut(TlpKind::MemRd, address, bytes, c.max_read_request_bytes, out);
 }
 
 std::vector<Tlp> split_requests(const PcieConfig& c, bool write, uint64_t address, uint64_t bytes) {
-    return write ? cut(TlpKind::MemWr, address, bytes, c.max_payload_bytes)
-                 : cut(TlpKind::MemRd, address, bytes, c.max_read_request_bytes);
+    std::vector<Tlp> out;
+    split_requests(c, write, address, bytes, out);
+    return out;
 }
 
 std::vector<Tlp> split_completions(const PcieConfig& c, const Tlp& request) {
-    const uint64_t rcb = c.read_completion_boundary_bytes;
-    if (c.completion_per_rcb) return cut(TlpKind::CplD, request.address, request.data_bytes, rcb);
     std::vector<Tlp> out;
+    split_completions(c, request, out);
+    return out;
+}
+
+void split_completions(const PcieConfig& c, const Tlp& request, std::vector<Tlp>& out) {
+    out.clear();
+    const uint64_t rcb = c.read_completion_boundary_bytes;
+    if (c.completion_per_rcb)
+        return cut(TlpKind::CplD, request.address, request.data_bytes, rcb, out);
     const uint64_t end = request.address + request.data_bytes;
     for (uint64_t pos = request.address; pos < end;) {
         uint64_t limit = pos + c.max_payload_bytes;
@@ -97,7 +113,6 @@ std::vector<Tlp> split_completions(const PcieConfig& c, const Tlp& request) {
         out.push_back(Tlp{TlpKind::CplD, pos, uint32_t(limit - pos)});
         pos = limit;
     }
-    return out;
 }
 
 uint64_t dllps_for(const PcieConfig& c, uint64_t tlps) {

@@ -66,9 +66,13 @@ uint32_t tlp_wire_bytes(const PcieConfig& c, const Tlp& t);
 // max-read-request-aligned ones. Both sizes are powers of two no larger than 4 KiB, so no TLP
 // crosses a 4 KiB boundary.
 std::vector<Tlp> split_requests(const PcieConfig& c, bool write, uint64_t address, uint64_t bytes);
+// The same into `out` (cleared first), so that a caller can reuse its storage.
+void split_requests(const PcieConfig& c, bool write, uint64_t address, uint64_t bytes,
+                    std::vector<Tlp>& out);
 // The completions answering one read request: each at most max payload and, but for the last,
 // ending on a read-completion-boundary multiple (or one per RCB block, config.completion_per_rcb).
 std::vector<Tlp> split_completions(const PcieConfig& c, const Tlp& request);
+void split_completions(const PcieConfig& c, const Tlp& request, std::vector<Tlp>& out);
 
 // Wire cost of a sequence of TLPs in one direction and of the DLLPs answering them in the other.
 struct WireCount {
@@ -94,6 +98,13 @@ TransferWire transfer_wire(const PcieConfig& c, bool write, uint64_t address, ui
 double serialisation_ns(const PcieConfig& c, uint64_t bytes);
 // The same at the kernel's resolution (1 ps by default), rounded to the nearest step.
 sc_core::sc_time serialisation(const PcieConfig& c, uint64_t bytes);
+
+// `t` in ns, as a ratio of integer time values (exact for whole picoseconds, unlike
+// to_seconds() * 1e9), without building an sc_time per call.
+inline double ns_of(const sc_core::sc_time& t) {
+    static const sc_core::sc_time ns(1, sc_core::SC_NS);
+    return t / ns;
+}
 
 // Link-specific attributes of a transaction. On a transaction entering the link, `single_tlp`
 // asks for exactly one TLP (a raw TLP, e.g. from a test or a hand-built request): the link then

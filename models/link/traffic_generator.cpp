@@ -1,10 +1,11 @@
 #include "link/traffic_generator.hpp"
 
+#include "link/tlp.hpp"
+
 namespace canopy::link {
 
 namespace {
-// Exact for whole picoseconds (to_seconds() * 1e9 is not).
-double ns(const sc_core::sc_time& t) { return t / sc_core::sc_time(1, sc_core::SC_NS); }
+double ns(const sc_core::sc_time& t) { return ns_of(t); }
 }  // namespace
 
 void CtgConfig::describe(core::Params& p) {
@@ -22,6 +23,7 @@ TrafficGenerator::TrafficGenerator(sc_core::sc_module_name name, const CtgConfig
       cfg_(cfg),
       services_(services),
       dma_(dma),
+      issue_(cfg.issue_ns, sc_core::SC_NS),
       requests_(services.stats.counter(this->name(), "requests", "requests issued", true)),
       errors_(services.stats.counter(this->name(), "errors", "requests that failed", true)) {
     const char* access[2] = {"dma", "direct"};
@@ -55,7 +57,7 @@ uint32_t TrafficGenerator::run(const CtgRequest& req, sc_core::sc_time& delay) {
         if (i) delay += req.gap;
         const uint64_t address = req.address + i * req.stride_bytes;
         const sc_core::sc_time start = delay;
-        delay += sc_core::sc_time(cfg_.issue_ns, sc_core::SC_NS);
+        delay += issue_;
         bool ok = false;
         if (req.access == CtgAccess::Direct) {
             ok = req.bytes > 0 && req.bytes <= UINT32_MAX &&

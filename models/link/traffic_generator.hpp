@@ -76,6 +76,7 @@ class TrafficGenerator : public sc_core::sc_module {
     CtgConfig cfg_;
     core::Services& services_;
     DmaEngine* dma_;
+    const sc_core::sc_time issue_;
     std::vector<uint8_t> data_;
     std::vector<CtgSample> samples_;
     core::Counter &requests_, &errors_;

@@ -195,12 +195,41 @@ TEST(LinkAtc, FailedTranslationIsAnErrorNotCached) {
     EXPECT_EQ(b.iommu.requests.size(), 3u);
 }
 
+TEST(LinkAtc, MissesWaitForAFreeRequestSlot) {
+    AtcConfig one;
+    one.max_outstanding = 1;
+    Bench b(one);
+    for (uint64_t p = 0; p < 3; ++p) b.iommu.map(p * 4 * kKiB, 0x10'0000 + p * 4 * kKiB, 4 * kKiB);
+    double first = 0, second = 0, hit = 0;
+    b.translate(0x0000, &first);   // both issued at time 0
+    b.translate(0x1000, &second);  // waits until the first's answer frees the only slot
+    EXPECT_DOUBLE_EQ(first, 1773);
+    EXPECT_DOUBLE_EQ(second, 1773 + (1136 + 617));
+    b.translate(0x0000, &hit);  // a hit needs no slot
+    EXPECT_DOUBLE_EQ(hit, 20);
+}
+
+TEST(LinkAtc, TwoSlotsOverlapTwoMisses) {
+    AtcConfig two;
+    two.max_outstanding = 2;
+    Bench b(two);
+    for (uint64_t p = 0; p < 3; ++p) b.iommu.map(p * 4 * kKiB, 0x10'0000 + p * 4 * kKiB, 4 * kKiB);
+    double l[3] = {};
+    for (uint64_t p = 0; p < 3; ++p) b.translate(p * 4 * kKiB, &l[p]);  // all at time 0
+    EXPECT_DOUBLE_EQ(l[0], 1773);
+    EXPECT_DOUBLE_EQ(l[1], 1773);                 // in flight beside the first
+    EXPECT_DOUBLE_EQ(l[2], 1773 + (1136 + 617));  // the third waits for a slot
+}
+
 TEST(LinkAtc, RejectsEntriesNotAMultipleOfWays) {
     core::Services s;
     AtcConfig c;
     c.entries = 6;
     c.ways = 4;
     EXPECT_THROW(Atc("atc", c, s), InputError);
+    AtcConfig none;
+    none.max_outstanding = 0;
+    EXPECT_THROW(none.validate(), InputError);
 }
 
 TEST(LinkAtc, TranslationRequestCrossesTheLink) {
@@ -240,10 +269,10 @@ TEST(LinkAtcConfig, DescribesDeviceSideKeys) {
     dma.describe(p);
     ctg.describe(p);
     const auto keys = p.keys();
-    for (const char* k :
-         {"link.atc.entries", "link.atc.ways", "link.atc.hit_latency_ns",
-          "link.atc.miss_overhead_ns", "link.dma.translate", "link.dma.max_burst_bytes",
-          "link.dma.setup_ns", "link.ctg.device_buffer_address", "link.ctg.issue_ns"})
+    for (const char* k : {"link.atc.entries", "link.atc.ways", "link.atc.hit_latency_ns",
+                          "link.atc.miss_overhead_ns", "link.atc.max_outstanding",
+                          "link.dma.translate", "link.dma.max_burst_bytes", "link.dma.setup_ns",
+                          "link.ctg.device_buffer_address", "link.ctg.issue_ns"})
         EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
     EXPECT_EQ(atc.entries, 128u);
     EXPECT_TRUE(dma.translate);
