@@ -3,10 +3,18 @@
 namespace canopy::platform {
 
 Platform::Platform(const PlatformConfig& cfg, core::Services& services)
-    : nand("nand", cfg.nand, services),
+    : host("host", cfg.host, services),
+      link("link", cfg.pcie, services),
+      device("device", cfg.device, services),
+      nand("nand", cfg.nand, services),
       player("player", cfg.nand.geometry.channels, cfg.nand.geometry.dies_per_channel, services,
              sc_core::sc_time(cfg.sim.quantum_ns, sc_core::SC_NS)) {
-    for (uint32_t c = 0; c < cfg.nand.geometry.channels; ++c) player.channel[c].bind(nand.channel(c).target);
+    host.mmio.out.bind(link.host_target);
+    link.host_initiator.bind(host.root_port.link_target);
+    device.fabric.out.bind(link.device_target);
+    link.device_initiator.bind(device.bar0.in);
+    for (uint32_t c = 0; c < cfg.nand.geometry.channels; ++c)
+        player.channel[c].bind(nand.channel(c).target);
 }
 
 }  // namespace canopy::platform

@@ -1,9 +1,17 @@
 // The elaborated platform: every model built from the config and wired together. This is the
-// only place modules are bound to each other. Today: the NAND flash array and the flash command
-// player that drives it (standing in for the flash controller until that model exists).
+// only place modules are bound to each other. Today: the host (cores, caches, home node, DRAM,
+// IOMMU, kernel, root port), the PCIe link, the device endpoint (ATC, DMA engine and its BAR,
+// traffic generator, device memory), and the NAND flash array with the flash command player that
+// drives it (standing in for the flash controller until that model exists).
+//
+//   host.mmio --> link.host_target   link.device_initiator --> device.bar0
+//   device.fabric --> link.device_target   link.host_initiator --> host.root_port
 #pragma once
 
 #include "core/services.hpp"
+#include "link/pcie_link.hpp"
+#include "platform/device.hpp"
+#include "platform/host_complex.hpp"
 #include "nand/channel.hpp"
 #include "platform/flash_player.hpp"
 #include "platform/platform_config.hpp"
@@ -14,6 +22,9 @@ class Platform {
 public:
     Platform(const PlatformConfig& cfg, core::Services& services);
 
+    HostComplex host;
+    link::PcieLink link;
+    Device device;
     nand::FlashArray nand;
     FlashPlayer player;
 };

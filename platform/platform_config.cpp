@@ -18,6 +18,9 @@ void ScenarioConfig::describe(core::Params& p) {
 void PlatformConfig::describe(core::Params& p) {
     core::Params s = p.scope("sim");
     sim.describe(s);
+    host.describe(p);
+    pcie.describe(p);
+    device.describe(p);
     nand.describe(p);
     core::Params sc = p.scope("scenario");
     scenario.describe(sc);

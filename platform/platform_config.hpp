@@ -1,5 +1,5 @@
 // The whole platform's configuration: one struct per module, gathered under their key prefixes
-// ("sim.", "nand.", "scenario."). Loading, checking and dumping all go through describe().
+// ("sim.", "host.", "link.", "device.", "nand.", "scenario."). Loading, checking and dumping all go through describe().
 #pragma once
 
 #include <functional>
@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "link/pcie_config.hpp"
 #include "nand/config.hpp"
+#include "platform/device.hpp"
+#include "platform/host_complex.hpp"
 
 namespace canopy::platform {
 
@@ -30,6 +33,9 @@ struct ScenarioConfig {
 
 struct PlatformConfig {
     SimConfig sim;
+    HostConfig host;
+    link::PcieConfig pcie;
+    DeviceConfig device;
     nand::NandConfig nand;
     ScenarioConfig scenario;
     void describe(core::Params& p);

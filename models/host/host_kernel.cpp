@@ -4,14 +4,15 @@
 
 namespace canopy::host {
 
-HostKernel::HostKernel(HostMemory& memory, HomeNode& home)
-    : memory_(memory), home_(home), frames_(memory.size()) {}
+HostKernel::HostKernel(HostMemory& memory, HomeNode& home, Iommu* iommu)
+    : memory_(memory), home_(home), iommu_(iommu), frames_(memory.size()) {}
 
 HostKernel::Process& HostKernel::create_process(const std::string& name) {
     Process& p = processes_.emplace_back();
     p.pid = uint32_t(processes_.size());
     p.name = name;
     p.space = std::make_unique<AddressSpace>(memory_, frames_);
+    if (iommu_) iommu_->attach(p.pid, *p.space);
     return p;
 }
 

@@ -16,6 +16,7 @@
 
 #include "host/home_node.hpp"
 #include "host/host_memory.hpp"
+#include "host/iommu.hpp"
 #include "host/page_table.hpp"
 
 namespace canopy::host {
@@ -28,7 +29,9 @@ class HostKernel {
         std::unique_ptr<AddressSpace> space;
     };
 
-    HostKernel(HostMemory& memory, HomeNode& home);
+    // With an IOMMU, every process is bound to it under its PASID (so a device may use its
+    // virtual addresses through ATS).
+    HostKernel(HostMemory& memory, HomeNode& home, Iommu* iommu = nullptr);
 
     // pids (and PASIDs) count from 1.
     Process& create_process(const std::string& name);
@@ -47,6 +50,7 @@ class HostKernel {
   private:
     HostMemory& memory_;
     HomeNode& home_;
+    Iommu* iommu_;
     FrameAllocator frames_;
     std::deque<Process> processes_;
 };

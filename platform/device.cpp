@@ -1,0 +1,41 @@
+#include "platform/device.hpp"
+
+namespace canopy::platform {
+
+host::HostMemoryConfig DeviceConfig::default_memory() {
+    host::HostMemoryConfig c;
+    c.size_bytes = 1ull << 30;  // assumed: the part of the card's DRAM the experiments use
+    c.latency_ns = 0;           // assumed: on-chip buffers; the DMA engine's setup holds its time
+    return c;
+}
+
+void DeviceConfig::describe(core::Params& p) {
+    core::Params d = p.scope("device");
+    d("bar0_address", bar0_address, "B",
+      "host physical address of BAR0 (the DMA registers) [assumed: above host DRAM]", 4096,
+      1ull << 48);
+    core::Params m = d.scope("memory");
+    memory.describe(m);
+    atc.describe(p);
+    dma.describe(p);
+    dma_regs.describe(p);
+    ctg.describe(p);
+}
+
+Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, core::Services& services)
+    : sc_module(name),
+      memory("memory", cfg.memory, services),
+      atc("atc", cfg.atc, services),
+      dma("dma", cfg.dma, services, &atc),
+      dma_regs("dma_regs", dma, services, cfg.dma_regs),
+      ctg("ctg", cfg.ctg, services, &dma),
+      fabric("fabric"),
+      bar0("bar0", cfg.bar0_address, kBar0Bytes) {
+    atc.ats_initiator.bind(fabric.in);
+    dma.host_initiator.bind(fabric.in);
+    ctg.direct_initiator.bind(fabric.in);
+    dma.device_initiator.bind(memory.socket);
+    bar0.out.bind(dma_regs.socket);
+}
+
+}  // namespace canopy::platform
