@@ -14,8 +14,12 @@ void DeviceConfig::describe(core::Params& p) {
     d("bar0_address", bar0_address, "B",
       "host physical address of BAR0 (the DMA registers) [assumed: above host DRAM]", 4096,
       1ull << 48);
-    core::Params m = d.scope("memory");
-    memory.describe(m);
+    d("memory.size_bytes", memory.size_bytes, "B",
+      "device memory (assumed 1 GiB: what the experiments use; stored sparsely)", 1 << 20,
+      1ull << 40);
+    d("memory.latency_ns", memory.latency_ns, "ns",
+      "device memory access (assumed 0: on-chip buffers; the DMA setup holds the time)", 0.0,
+      1e6);
     atc.describe(p);
     dma.describe(p);
     dma_regs.describe(p);

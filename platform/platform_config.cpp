@@ -13,6 +13,10 @@ void ScenarioConfig::describe(core::Params& p) {
      .choice("mode", mode, {"esp", "slc"}, "program mode of the scenario's operands");
     p("randomise", randomise, "program the scenario's operands with on-die randomisation")
      ("one_density", one_density, "", "probability of a 1 bit in an operand", 0.0, 1.0);
+    p.choice("host_program", host_program, {"dma-check", "none"},
+             "host program run beside the flash scenario on host.core0");
+    p("dma_bytes", dma_bytes, "B", "dma-check: bytes copied host -> device -> host", 8,
+      2u << 20);
 }
 
 void PlatformConfig::describe(core::Params& p) {

@@ -28,6 +28,8 @@ struct ScenarioConfig {
     std::string mode = "esp";      // how the operands are programmed: esp or slc
     bool randomise = false;        // program the operands through the on-die randomiser
     double one_density = 0.97;     // probability of a 1 bit in an operand
+    std::string host_program = "dma-check";  // run beside it on host.core0: dma-check or none
+    uint32_t dma_bytes = 64 * 1024;          // dma-check's buffer
     void describe(core::Params& p);
 };
 

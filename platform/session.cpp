@@ -9,6 +9,7 @@
 #include "core/progress.hpp"
 #include "platform/fc_demo.hpp"
 #include "platform/flash_script.hpp"
+#include "platform/host_scenario.hpp"
 #include "platform/platform.hpp"
 #include "platform/version.hpp"
 
@@ -79,10 +80,13 @@ int run_session(const RunOptions& opt) {
 
     Platform platform(cfg, services);
     platform.player.load(std::move(ops), opt.script);
+    if (!opt.script.empty()) cfg.scenario.host_program = "none";  // a script runs alone
+    HostScenario host(cfg, platform);
     outputs.simulate();
 
     if (opt.script.empty()) report_fc_demo(cfg, platform.player, services.stats, std::cout);
     else platform.player.print_report(std::cout);
+    const bool host_ok = host.report(std::cout, services.stats);
     for (const auto& f : platform.player.failures()) std::cerr << "canopy: " << f << "\n";
 
     core::Json header = {{"canopy", kVersion},
@@ -91,7 +95,7 @@ int run_session(const RunOptions& opt) {
                          {"sim_time_ns", 0.0},
                          {"functional", cfg.nand.functional}};
     outputs.finish(header, params, cfg.nand.functional ? "" : " (timing-only: no data kept)");
-    return platform.player.failures().empty() ? 0 : 1;
+    return platform.player.failures().empty() && host_ok ? 0 : 1;
 }
 
 }  // namespace canopy::platform

@@ -287,4 +287,12 @@ uint64_t HostCore::map_device(uint64_t pa, uint64_t bytes) {
                    [&] { return kernel_.map_device(*process_, pa, bytes); });
 }
 
+uint64_t HostCore::physical(uint64_t va) {
+    return service(*this, "physical", cfg_.syscall_ns, syscalls_, [&] {
+        auto t = process_->space->translate(va);
+        if (!t) throw HostKernelError("VA " + hex(va) + " is not mapped");
+        return t->pa;
+    });
+}
+
 }  // namespace canopy::host

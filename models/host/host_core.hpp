@@ -105,6 +105,8 @@ class HostCore : public sc_core::sc_module {
     void munmap(uint64_t va, uint64_t bytes);
     void pin(uint64_t va, uint64_t bytes);
     uint64_t map_device(uint64_t pa, uint64_t bytes);
+    // The physical address of a mapped VA (what a driver hands a DMA engine; pin first).
+    uint64_t physical(uint64_t va);
     HostKernel::Process& process() { return *process_; }
     HostKernel& kernel() { return kernel_; }
 
