@@ -13,6 +13,9 @@ Platform::Platform(const PlatformConfig& cfg, core::Services& services)
     link.host_initiator.bind(host.root_port.link_target);
     device.fabric.out.bind(link.device_target);
     link.device_initiator.bind(device.bar0.in);
+    // The host's unmaps reach the device's ATC (one device, one PASID space: it sends none).
+    host.iommu.on_invalidate(
+        [this](uint32_t, uint64_t va, uint64_t bytes) { device.atc.invalidate(va, bytes); });
     for (uint32_t c = 0; c < cfg.nand.geometry.channels; ++c)
         player.channel[c].bind(nand.channel(c).target);
 }

@@ -132,6 +132,7 @@ AtsResult Iommu::translate(uint32_t pasid, uint64_t va, sc_time& delay) {
 
 void Iommu::invalidate(uint32_t pasid, uint64_t va, uint64_t bytes) {
     invalidations_.add(iotlb_.invalidate(pasid, va, bytes));
+    for (auto& l : invalidate_listeners_) l(pasid, va, bytes);
 }
 
 void Iommu::invalidate_all() { invalidations_.add(iotlb_.invalidate_all()); }

@@ -25,6 +25,7 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <systemc>
 #include <tlm>
@@ -70,6 +71,11 @@ class Iommu : public sc_core::sc_module {
     // Drops every IOTLB entry of `pasid` overlapping [va, va + bytes).
     void invalidate(uint32_t pasid, uint64_t va, uint64_t bytes);
     void invalidate_all();
+    // Called with (pasid, va, bytes) on every invalidation: the ATS Invalidate Requests the
+    // IOMMU sends the devices whose ATCs may hold the translation (their timing not modelled).
+    void on_invalidate(std::function<void(uint32_t, uint64_t, uint64_t)> listener) {
+        invalidate_listeners_.push_back(std::move(listener));
+    }
 
     const IommuConfig& config() const { return cfg_; }
     bool iotlb_contains(uint32_t pasid, uint64_t va) const;
@@ -80,6 +86,7 @@ class Iommu : public sc_core::sc_module {
     IommuConfig cfg_;
     core::TranslationCache iotlb_;
     std::map<uint32_t, uint64_t> roots_;  // PASID -> level-0 table PA
+    std::vector<std::function<void(uint32_t, uint64_t, uint64_t)>> invalidate_listeners_;
 
     core::Counter& requests_;
     core::Counter& hits_;

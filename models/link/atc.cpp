@@ -203,6 +203,18 @@ bool Atc::invalidate(uint64_t va) {
     return true;
 }
 
+uint64_t Atc::invalidate(uint64_t va, uint64_t bytes) {
+    uint64_t n = 0;
+    for (Entry& e : entries_) {
+        if (e.valid && e.va_page < va + bytes && va < e.va_page + e.page_bytes) {
+            e.valid = false;
+            ++n;
+        }
+    }
+    invalidations_.add(n);
+    return n;
+}
+
 void Atc::invalidate_all() {
     for (Entry& e : entries_)
         if (e.valid) {

@@ -93,6 +93,8 @@ class Atc : public sc_core::sc_module {
     bool contains(uint64_t va) const;  // a valid entry covers va (no stats, no LRU update)
     // Drops the entry covering `va` (any page size); returns whether one was dropped.
     bool invalidate(uint64_t va);
+    // Drops every entry overlapping [va, va + bytes) (an ATS Invalidate Request); returns how many.
+    uint64_t invalidate(uint64_t va, uint64_t bytes);
     void invalidate_all();
 
     const AtcConfig& config() const { return cfg_; }
