@@ -385,7 +385,8 @@ void RegisterBank::write(size_t index, uint64_t value) {
     values_[index] = value & r.width_mask() & ~r.bits(Access::Trigger);
 }
 
-uint64_t RegisterBank::field(const std::string& reg, const std::string& name) const {
+std::pair<size_t, const Field*> RegisterBank::field_of(const std::string& reg,
+                                                      const std::string& name) const {
     const size_t i = map_.index(reg);
     const Register& r = map_.registers()[i];
     const Field* f = r.field(name);
@@ -394,18 +395,16 @@ uint64_t RegisterBank::field(const std::string& reg, const std::string& name) co
         for (const Field& k : r.fields) known.push_back(k.name);
         unknown(map_.block() + "." + reg, "field", name, known);
     }
+    return {i, f};
+}
+
+uint64_t RegisterBank::field(const std::string& reg, const std::string& name) const {
+    const auto [i, f] = field_of(reg, name);
     return (values_[i] & f->mask()) >> f->lsb;
 }
 
 void RegisterBank::set_field(const std::string& reg, const std::string& name, uint64_t value) {
-    const size_t i = map_.index(reg);
-    const Register& r = map_.registers()[i];
-    const Field* f = r.field(name);
-    if (!f) {
-        std::vector<std::string> known;
-        for (const Field& k : r.fields) known.push_back(k.name);
-        unknown(map_.block() + "." + reg, "field", name, known);
-    }
+    const auto [i, f] = field_of(reg, name);
     if (f->width_bits < 64 && (value >> f->width_bits) != 0)
         throw std::invalid_argument(map_.block() + "." + reg + "." + name + ": value " +
                                     std::to_string(value) + " does not fit " +

@@ -208,6 +208,8 @@ class RegisterBank : public sc_core::sc_module {
     void reset();
 
   private:
+    // The register index and the field named; throws naming the closest field when unknown.
+    std::pair<size_t, const Field*> field_of(const std::string& reg, const std::string& name) const;
     enum class Refusal { None, Address, Burst, ByteEnable, Command };
     static tlm::tlm_response_status response(Refusal refusal);
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
