@@ -18,8 +18,7 @@ void DeviceConfig::describe(core::Params& p) {
       "device memory (assumed 1 GiB: what the experiments use; stored sparsely)", 1 << 20,
       1ull << 40);
     d("memory.latency_ns", memory.latency_ns, "ns",
-      "device memory access (assumed 0: on-chip buffers; the DMA setup holds the time)", 0.0,
-      1e6);
+      "device memory access (assumed 0: on-chip buffers; the DMA setup holds the time)", 0.0, 1e6);
     atc.describe(p);
     dma.describe(p);
     dma_regs.describe(p);

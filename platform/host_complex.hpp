@@ -7,7 +7,8 @@
 //   host.coreN --(coherent requests)--> host.home --> host.memory
 //   host.coreN.mmio --> host.mmio --> [link.host_target]        (BAR accesses, downstream)
 //   [link.host_initiator] --> host.root_port --+-- ATS --> host.iommu --walks--+
-//                                              +-- DMA ------------------------+--> host.home.io_target
+//                                              +-- DMA ------------------------+-->
+//                                              host.home.io_target
 #pragma once
 
 #include <memory>

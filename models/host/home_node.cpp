@@ -52,7 +52,10 @@ HomeNode::HomeNode(sc_core::sc_module_name name, const HomeNodeConfig& cfg,
       errors_(services.stats.counter(this->name(), "io.errors",
                                      "I/O requests refused (address, command)", true)),
       latency_(services.stats.distribution(this->name(), "latency.request", "ns",
-                                           "coherent request to response at the home", true)) {
+                                           "coherent request to response at the home", true)),
+      hazard_wait_(services.stats.distribution(
+          this->name(), "hazard_wait", "ns",
+          "time a request waited for an earlier request to the same line")) {
     for (int i = 0; i < core::kCohRequests; ++i)
         requests_[i] = &services.stats.counter(
             this->name(), std::string("requests.") + core::to_string(CohRequest(i)),
@@ -156,6 +159,17 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
                                    unsigned offset) {
     const sc_time start = delay;
     requests_[int(req)]->add();
+    const sc_time now = sc_core::sc_time_stamp();
+    if (++requests_since_prune_ >= 4096) {  // forget lines no request can wait for any more
+        requests_since_prune_ = 0;
+        for (auto it = line_busy_.begin(); it != line_busy_.end();)
+            it = it->second <= now ? line_busy_.erase(it) : std::next(it);
+    }
+    auto& busy = line_busy_[line_address];
+    if (busy > now + delay) {
+        hazard_wait_.sample((busy - now - delay).to_seconds() * 1e9);
+        delay = busy - now;
+    }
     delay += sc_time(cfg_.request_ns, SC_NS);
     const uint32_t me = 1u << requester;
     Holders& h = filter_[line_address];
@@ -232,6 +246,9 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
     }
     if (h.sharers == 0 && h.owner < 0) filter_.erase(line_address);
     delay += t_snoop + t_data;
+    // Write-backs and evictions leave the line at once (the write buffer's data is taken).
+    if (req != CohRequest::WriteBack && req != CohRequest::Evict)
+        line_busy_[line_address] = now + delay;
     latency_.sample((delay - start).to_seconds() * 1e9);
     return res;
 }

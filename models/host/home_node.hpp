@@ -24,7 +24,9 @@
 // mesh round trip and the home's pipeline, then the snoops (in parallel: the slowest counts;
 // each snoop_ns plus the snooper's own time), then, unless a snoop supplied the data, the SLC
 // (slc_hit_ns) and on an SLC miss DRAM through `memory_initiator`. Requests are serialised per
-// call: SystemC runs one process at a time and no call waits, so every request is atomic.
+// call: SystemC runs one process at a time and no call waits, so every request is atomic. As an
+// HN-F's address hazard check does, a request to a line another request still occupies waits
+// until that one completes (stat `hazard_wait`): contention on one line costs time.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -120,10 +122,14 @@ class HomeNode : public sc_core::sc_module, public core::CoherentHome {
     core::CacheArray slc_;
     std::vector<Requester> requesters_;
     std::unordered_map<uint64_t, Holders> filter_;
+    // Line -> when the request occupying it completes (absolute); pruned as time passes.
+    std::unordered_map<uint64_t, sc_core::sc_time> line_busy_;
+    uint64_t requests_since_prune_ = 0;
     core::Counter* requests_[core::kCohRequests];
     core::Counter &snoops_, &snoop_data_, &slc_hits_, &slc_misses_, &dram_reads_, &dram_writes_,
         &io_reads_, &io_writes_, &errors_;
     core::Distribution& latency_;
+    core::Distribution& hazard_wait_;
 };
 
 }  // namespace canopy::host

@@ -15,10 +15,10 @@ class DmaDriver {
   public:
     struct Result {
         bool ok = false;
-        uint32_t error_code = 0;    // the engine's error_code register
-        uint64_t latency_ns = 0;    // the engine's last_latency_ns register
-        uint32_t polls = 0;         // status reads until done
-        double elapsed_ns = 0;      // start write to done, as the program saw it
+        uint32_t error_code = 0;  // the engine's error_code register
+        uint64_t latency_ns = 0;  // the engine's last_latency_ns register
+        uint32_t polls = 0;       // status reads until done
+        double elapsed_ns = 0;    // start write to done, as the program saw it
     };
 
     // Maps BAR0 (at host physical `bar0_address`) into the core's process.

@@ -616,3 +616,38 @@ TEST(CoherentCache, WithoutAnL1HitsCostTheLastLevelAlone) {
 
 }  // namespace
 }  // namespace canopy::host
+
+namespace canopy::host {
+namespace {
+
+// An HN-F serialises requests to one address: two atomics arriving together on one line take
+// turns, the second waiting for the first to complete.
+TEST(Coherence, SimultaneousAtomicsToOneLineTakeTurnsAtTheHome) {
+    Host h(2);
+    uint64_t va = 0;
+    double lat[2] = {0, 0};
+    for (unsigned c = 0; c < 2; ++c) {
+        h.run(c, [&, c](HostCore& cpu) {
+            if (c == 0) {
+                va = cpu.mmap(4096);
+                cpu.fetch_add(va, 1);  // the line is in the SLC from now on
+            }
+            cpu.compute_ns(5000);
+            cpu.sync();
+            if (c == 1) cpu.load<uint64_t>(va + 64);  // TLB warm (another line)
+            cpu.compute_ns(10000 - ns(cpu.now()));
+            cpu.sync();
+            const sc_time t0 = cpu.now();
+            cpu.fetch_add(va, 1);
+            lat[c] = ns(cpu.now() - t0);
+        });
+    }
+    sc_core::sc_start();
+    const auto& hn = h.home.config();
+    const double one = h.cores[0]->config().cache.l1_hit_ns + hn.request_ns + hn.slc_hit_ns;
+    EXPECT_NEAR(std::min(lat[0], lat[1]), one, 1e-3);
+    EXPECT_NEAR(std::max(lat[0], lat[1]), 2 * one - h.cores[0]->config().cache.l1_hit_ns, 1e-3);
+}
+
+}  // namespace
+}  // namespace canopy::host

@@ -17,9 +17,9 @@ nlohmann::json stats_of(const std::string& dir) {
 
 TEST(HostProgram, DmaCheckRoundTripIsCorrectWithPhysicalAddresses) {
     const std::string dir = scratch("dma-phys");
-    canopy_test::Run r = run_canopy(std::string("run --quiet --out ") + dir + " " + kSmall +
-                           " --set scenario.dma_bytes=16384",
-                       dir);
+    canopy_test::Run r = run_canopy(
+        std::string("run --quiet --out ") + dir + " " + kSmall + " --set scenario.dma_bytes=16384",
+        dir);
     ASSERT_EQ(r.status, 0) << r.err;
     auto s = stats_of(dir)["modules"];
     EXPECT_EQ(s["scenario.host"]["wrong_bytes"], 0);
@@ -32,9 +32,10 @@ TEST(HostProgram, DmaCheckRoundTripIsCorrectWithPhysicalAddresses) {
 
 TEST(HostProgram, DmaCheckWithVirtualAddressesTranslatesByAts) {
     const std::string dir = scratch("dma-virt");
-    canopy_test::Run r = run_canopy(std::string("run --quiet --out ") + dir + " " + kSmall +
-                           " --set scenario.dma_bytes=16384 --set link.dma.translate=true",
-                       dir);
+    canopy_test::Run r =
+        run_canopy(std::string("run --quiet --out ") + dir + " " + kSmall +
+                       " --set scenario.dma_bytes=16384 --set link.dma.translate=true",
+                   dir);
     ASSERT_EQ(r.status, 0) << r.err;
     auto s = stats_of(dir)["modules"];
     EXPECT_EQ(s["scenario.host"]["wrong_bytes"], 0);
@@ -46,9 +47,9 @@ TEST(HostProgram, DmaCheckWithVirtualAddressesTranslatesByAts) {
 TEST(HostProgram, AFaultingProgramIsReportedAndFailsTheRun) {
     const std::string dir = scratch("dma-fault");
     // 4 MiB of host memory cannot give two aligned 2 MiB huge pages besides the page tables.
-    canopy_test::Run r = run_canopy(std::string("run --out ") + dir + " " + kSmall +
-                           " --set host.memory.size_bytes=4194304",
-                       dir);
+    canopy_test::Run r = run_canopy(
+        std::string("run --out ") + dir + " " + kSmall + " --set host.memory.size_bytes=4194304",
+        dir);
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_NE(r.out.find("FAULT: host.core0: mmap"), std::string::npos) << r.out;
 }
