@@ -1,0 +1,106 @@
+// The shared lock table of neoDBMS (the CCIX-vs-PCIe paper, seeds/003 Section V, Figures 7-8): a
+// hash table in pinned huge-page host memory through which the DBMS on the host and the
+// near-data-processing module on the device lock record versions before updating them. A record
+// version's identifier hashes to a bucket; each bucket holds a FIFO queue of lock requests, whose
+// first entry holds the lock; releasing shifts the queue so the next request holds it.
+//
+// Layout: one 64-byte line per bucket (the coherence granule, so buckets never share a line):
+//   word 0      head (bits 31:0) and tail (bits 63:32): the queue as tickets; the entry with
+//               ticket == head holds the lock, head == tail means the queue is empty
+//   words 1..7  the queue's slots: slot 1 + (ticket mod 7) holds the requester's tag
+// Every change of word 0 is a compare-and-swap (the paper's CAS: AtomicCompare on CCIX, far
+// atomics on the host), retried with the value it returned. A request that finds the queue empty
+// holds the lock at once (one CAS: "the first slot represents the process holding the lock");
+// one that finds it busy writes its tag into its slot (a swap) and waits, polling word 0, until
+// its ticket is at the head. At most 7 requests queue per bucket; an 8th waits to enter.
+//
+// The same client code runs on both sides through a LockPort: a host core, or the device's
+// request agent.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "host/host_core.hpp"
+
+namespace canopy::sw {
+
+// What the lock client needs from its side: atomics and loads of 8 bytes at virtual addresses,
+// time, and the side's own processing time.
+class LockPort {
+  public:
+    virtual ~LockPort() = default;
+    // Returns the old value; stores `desired` when it equalled `expected`.
+    virtual uint64_t compare_and_swap(uint64_t va, uint64_t expected, uint64_t desired) = 0;
+    virtual uint64_t swap(uint64_t va, uint64_t value) = 0;
+    virtual uint64_t load64(uint64_t va) = 0;
+    virtual void compute_ns(double ns) = 0;
+    virtual double now_ns() = 0;
+};
+
+// The host side's port: a host core (far atomics at the home node by default).
+class HostLockPort : public LockPort {
+  public:
+    explicit HostLockPort(host::HostCore& cpu) : cpu_(cpu) {}
+    uint64_t compare_and_swap(uint64_t va, uint64_t expected, uint64_t desired) override {
+        return cpu_.compare_and_swap(va, expected, desired);
+    }
+    uint64_t swap(uint64_t va, uint64_t value) override { return cpu_.swap(va, value); }
+    uint64_t load64(uint64_t va) override { return cpu_.load<uint64_t>(va); }
+    void compute_ns(double ns) override { cpu_.compute_ns(ns); }
+    double now_ns() override { return cpu_.now().to_seconds() * 1e9; }
+
+  private:
+    host::HostCore& cpu_;
+};
+
+struct LockTableLayout {
+    static constexpr uint64_t kBucketBytes = 64;
+    static constexpr uint32_t kSlots = 7;
+    uint64_t base = 0;  // virtual address of bucket 0 (pinned, huge-page memory)
+    uint32_t buckets = 1024;
+    uint64_t bytes() const { return uint64_t(buckets) * kBucketBytes; }
+    uint32_t bucket_of(uint64_t record_version) const;
+    uint64_t bucket_address(uint64_t record_version) const {
+        return base + uint64_t(bucket_of(record_version)) * kBucketBytes;
+    }
+};
+
+struct LockClientConfig {
+    // The requester's own work per lock request before its first atomic (hashing, building the
+    // entry). Assumed for the host: 30 ns, which with the ~50 ns host CAS gives the paper's ~80 ns
+    // low-contention lock (seeds/003 Section V-B).
+    double software_ns = 30.0;
+    double poll_ns = 20.0;  // assumed: pause between polls of a bucket while waiting
+};
+
+class LockClient {
+  public:
+    struct Lock {
+        uint64_t bucket = 0;  // virtual address of the bucket's line
+        uint32_t ticket = 0;
+        double request_ns = 0;  // request to being queued (the CAS that enqueued it succeeded)
+        double wait_ns = 0;     // queued to holding the lock
+        uint32_t attempts = 0;  // CAS attempts to enqueue
+        bool queued = false;    // waited behind others (its slot holds its tag)
+    };
+
+    LockClient(LockPort& port, const LockTableLayout& table, uint32_t tag,
+               const LockClientConfig& cfg = LockClientConfig());
+    // Blocks (in simulated time) until the record version's bucket lock is held.
+    Lock lock(uint64_t record_version);
+    void unlock(const Lock& l);
+
+  private:
+    static uint32_t head(uint64_t w) { return uint32_t(w); }
+    static uint32_t tail(uint64_t w) { return uint32_t(w >> 32); }
+    static uint64_t word(uint32_t head, uint32_t tail) { return uint64_t(tail) << 32 | head; }
+
+    LockPort& port_;
+    LockTableLayout table_;
+    uint32_t tag_;
+    LockClientConfig cfg_;
+    std::unordered_map<uint64_t, uint64_t> last_seen_;  // bucket -> word 0 as last seen
+};
+
+}  // namespace canopy::sw
