@@ -1,0 +1,15 @@
+// SystemC elaborates once per process, but an experiment compares several configurations of the
+// whole platform (device profiles, contention levels). Each configuration runs in a child process
+// of its own with a fresh kernel; its result comes back as JSON.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+namespace canopy::platform {
+
+// Runs `f` in a forked child and returns what it returned. An exception in the child (or its
+// death) is rethrown here as std::runtime_error with the child's message.
+nlohmann::json run_isolated(const std::function<nlohmann::json()>& f);
+
+}  // namespace canopy::platform
