@@ -75,6 +75,7 @@ void PcieConfig::validate() const {
 }
 
 double PcieConfig::gigatransfers_per_s() const {
+    if (rate_override_gt_s > 0) return rate_override_gt_s;
     static const double kRate[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
     return kRate[(generation >= 1 && generation <= 6 ? generation : 4) - 1];
 }

@@ -69,6 +69,9 @@ struct PcieConfig {
     // The largest transfer one transaction may ask for; the link splits it into TLPs. Assumed:
     // bounds a single b_transport to what a DMA descriptor typically moves.
     uint32_t max_transfer_bytes = 1u << 20;
+    // Per-lane rate other than the generation's, 0: none. Not a user key: CCIX Extended Speed
+    // Mode sets it when both ends negotiate it (link/ccix_config.hpp, 16 -> 25 GT/s).
+    double rate_override_gt_s = 0;
     LayerLatency downstream;  // host -> device
     LayerLatency upstream;    // device -> host
     Credits credits;          // advertised by the receiver of each direction (same both ways)

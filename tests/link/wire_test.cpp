@@ -231,5 +231,13 @@ TEST(LinkConfig, DescribeAndValidate) {
     EXPECT_THROW(c.validate(), InputError);
 }
 
+// CCIX Extended Speed Mode runs the same 128b/130b lanes at 25 GT/s instead of Gen4's 16.
+TEST(LinkWire, RateOverrideScalesSerialisation) {
+    PcieConfig gen4, esm;
+    esm.rate_override_gt_s = 25.0;
+    EXPECT_DOUBLE_EQ(esm.gigatransfers_per_s(), 25.0);
+    EXPECT_DOUBLE_EQ(serialisation_ns(esm, 1000) / serialisation_ns(gen4, 1000), 16.0 / 25.0);
+    EXPECT_DOUBLE_EQ(esm.wire_bits_per_byte(), gen4.wire_bits_per_byte());
+}
 }  // namespace
 }  // namespace canopy::link
