@@ -25,18 +25,34 @@ void DeviceConfig::describe(core::Params& p) {
     ctg.describe(p);
 }
 
-Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, core::Services& services)
+namespace {
+// The request agent's requests leave for the home in simulated-time order when its caller is a
+// thread (a device-side program); direct calls (experiments, the CTG) keep their annotated time.
+void sync_if_thread(sc_core::sc_time& delay) {
+    if (sc_core::sc_get_current_process_handle().proc_kind() != sc_core::SC_THREAD_PROC_) return;
+    sc_core::wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+}
+}  // namespace
+
+Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link::CcixConfig& ccix,
+               core::Services& services)
     : sc_module(name),
       memory("memory", cfg.memory, services),
       atc("atc", cfg.atc, services),
       dma("dma", cfg.dma, services, &atc),
       dma_regs("dma_regs", dma, services, cfg.dma_regs),
+      ra("ra", ccix, &atc, kPasid, services, sync_if_thread),
       ctg("ctg", cfg.ctg, services, &dma),
       fabric("fabric"),
+      vc("vc", services),
       bar0("bar0", cfg.bar0_address, kBar0Bytes) {
     atc.ats_initiator.bind(fabric.in);
     dma.host_initiator.bind(fabric.in);
-    ctg.direct_initiator.bind(fabric.in);
+    ra.link_initiator.bind(fabric.in);
+    ctg.direct_initiator.bind(ra.accel_target);
+    vc.vc0.bind(bar0.in);
+    vc.vc1.bind(ra.snoop_target);
     dma.device_initiator.bind(memory.socket);
     bar0.out.bind(dma_regs.socket);
 }

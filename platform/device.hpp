@@ -1,11 +1,14 @@
 // The PCIe/CCIX device of the CCIX-vs-PCIe paper's set-up (seeds/003 Section III: an Alveo U280
 // with Xilinx XDMA and the ATS Switch): the ATC in front of every translated access, the
-// TaPaSCo-style DMA engine with its BAR registers, the traffic generator (CTG), and device memory.
-// Elaborated as "device": device.atc, device.dma, device.dma_regs, device.ctg, device.memory,
-// device.fabric (the endpoint's interconnect onto the link) and device.bar0 (the BAR decoder).
+// TaPaSCo-style DMA engine with its BAR registers, the CCIX request agent with its system cache,
+// the traffic generator (CTG), and device memory. Elaborated as "device": device.atc, device.dma,
+// device.dma_regs, device.ra, device.ctg, device.memory, device.fabric (the endpoint's
+// interconnect onto the link), device.vc (VC0/VC1 demultiplexer) and device.bar0 (BAR decoder).
 //
-//   device.atc.ats / device.dma.host / device.ctg.direct --> device.fabric --> [link.device_target]
-//   [link.device_initiator] --> device.bar0 --> device.dma_regs
+//   device.atc.ats / device.dma.host / device.ra.link --> device.fabric --> [link.device_target]
+//   device.ctg.direct --> device.ra (the CTG's CCIX path)
+//   [link.device_initiator] --> device.vc --VC0--> device.bar0 --> device.dma_regs
+//                                         --VC1--> device.ra.snoop (snoops from the host)
 //   device.dma.device --> device.memory
 #pragma once
 
@@ -17,7 +20,9 @@
 #include "link/atc.hpp"
 #include "link/dma_engine.hpp"
 #include "link/dma_registers.hpp"
+#include "link/request_agent.hpp"
 #include "link/traffic_generator.hpp"
+#include "link/vc_router.hpp"
 #include "platform/fabric.hpp"
 
 namespace canopy::platform {
@@ -37,15 +42,21 @@ struct DeviceConfig {
 class Device : public sc_core::sc_module {
   public:
     static constexpr uint64_t kBar0Bytes = 4096;  // the smallest memory BAR; holds the DMA block
+    // The host process the device works for (the first one the kernel creates): the ATC sends no
+    // PASID, the root port applies this one.
+    static constexpr uint32_t kPasid = 1;
 
-    Device(sc_core::sc_module_name name, const DeviceConfig& cfg, core::Services& services);
+    Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link::CcixConfig& ccix,
+           core::Services& services);
 
     host::HostMemory memory;
     link::Atc atc;
     link::DmaEngine dma;
     link::DmaRegisters dma_regs;
+    link::RequestAgent ra;
     link::TrafficGenerator ctg;
     FanIn fabric;
+    link::VcRouter vc;
     BarDecoder bar0;
 };
 

@@ -24,12 +24,15 @@ const std::vector<Experiment>& experiments() {
          "Fig. 7 transfer times, measured on the NAND die model",
          nand_characterisation},
         {"ats-cost",
-         "CCIX-vs-PCIe paper Sec. IV Exp. 2 (ATS): 64 B and 32 KiB device reads of host memory with "
+         "CCIX-vs-PCIe paper Sec. IV Exp. 2 (ATS): 64 B and 32 KiB device reads of host memory "
+         "with "
          "ATC hit and miss, first vs sequential page crossings, 4 KiB vs 2 MiB pages",
          ats_cost},
         {"pcie-latency",
-         "CCIX-vs-PCIe paper Sec. IV Exp. 1, PCIe-DMA side: device<-host read and device->host write "
-         "latency 32 B .. 16 KiB and throughput to 32 KiB through the DMA engine (physical addresses); "
+         "CCIX-vs-PCIe paper Sec. IV Exp. 1, PCIe-DMA side: device<-host read and device->host "
+         "write "
+         "latency 32 B .. 16 KiB and throughput to 32 KiB through the DMA engine (physical "
+         "addresses); "
          "the paper publishes CCIX/PCIe ratios only, so no published values",
          pcie_latency},
     };
@@ -40,12 +43,13 @@ void print_table(const std::vector<ExpRow>& rows, std::ostream& os) {
     size_t w = 8;
     for (const auto& r : rows) w = std::max(w, r.quantity.size());
     char line[512];
-    std::snprintf(line, sizeof line, "%-6s %-*s %14s %14s %-6s %9s\n", "id", int(w), "quantity", "simulated",
-                  "published", "unit", "error %");
+    std::snprintf(line, sizeof line, "%-6s %-*s %14s %14s %-6s %9s\n", "id", int(w), "quantity",
+                  "simulated", "published", "unit", "error %");
     os << line;
     for (const auto& r : rows) {
-        std::snprintf(line, sizeof line, "%-6s %-*s %14.6g %14.6g %-6s %9.2f\n", r.id.c_str(), int(w),
-                      r.quantity.c_str(), r.simulated, r.published, r.unit.c_str(), r.error_pct());
+        std::snprintf(line, sizeof line, "%-6s %-*s %14.6g %14.6g %-6s %9.2f\n", r.id.c_str(),
+                      int(w), r.quantity.c_str(), r.simulated, r.published, r.unit.c_str(),
+                      r.error_pct());
         os << line;
     }
 }
@@ -61,26 +65,34 @@ std::string to_csv(const std::vector<ExpRow>& rows) {
     std::ostringstream s;
     s << "id,quantity,simulated,published,unit,error_pct\n";
     for (const auto& r : rows)
-        s << csv_field(r.id) << "," << csv_field(r.quantity) << "," << r.simulated << "," << r.published << ","
-          << csv_field(r.unit) << "," << r.error_pct() << "\n";
+        s << csv_field(r.id) << "," << csv_field(r.quantity) << "," << r.simulated << ","
+          << r.published << "," << csv_field(r.unit) << "," << r.error_pct() << "\n";
     return s.str();
 }
 
 std::string to_json(const std::vector<ExpRow>& rows) {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
     for (const auto& r : rows)
-        a.push_back({{"id", r.id}, {"quantity", r.quantity}, {"simulated", r.simulated},
-                     {"published", r.published}, {"unit", r.unit}, {"error_pct", r.error_pct()}});
+        a.push_back({{"id", r.id},
+                     {"quantity", r.quantity},
+                     {"simulated", r.simulated},
+                     {"published", r.published},
+                     {"unit", r.unit},
+                     {"error_pct", r.error_pct()}});
     return a.dump(2) + "\n";
 }
 
 static std::string xml_escape(const std::string& s) {
     std::string o;
     for (char c : s) {
-        if (c == '<') o += "&lt;";
-        else if (c == '>') o += "&gt;";
-        else if (c == '&') o += "&amp;";
-        else o += c;
+        if (c == '<')
+            o += "&lt;";
+        else if (c == '>')
+            o += "&gt;";
+        else if (c == '&')
+            o += "&amp;";
+        else
+            o += c;
     }
     return o;
 }
@@ -91,22 +103,31 @@ std::string to_svg(const std::string& title, const std::vector<ExpRow>& rows) {
     const int h = top + int(rows.size()) * row_h + 30, w = label_w + bar_w + 220;
     std::ostringstream s;
     s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h
-      << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << xml_escape(title) << "</text>\n"
-      << "<rect x=\"" << label_w << "\" y=\"30\" width=\"10\" height=\"10\" fill=\"#2a7ab0\"/><text x=\"" << label_w + 14
-      << "\" y=\"39\">simulated</text><rect x=\"" << label_w + 90 << "\" y=\"30\" width=\"10\" height=\"10\" fill=\"#c8c8c8\"/>"
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
+         "fill=\"white\"/>\n"
+      << "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << xml_escape(title)
+      << "</text>\n"
+      << "<rect x=\"" << label_w
+      << "\" y=\"30\" width=\"10\" height=\"10\" fill=\"#2a7ab0\"/><text x=\"" << label_w + 14
+      << "\" y=\"39\">simulated</text><rect x=\"" << label_w + 90
+      << "\" y=\"30\" width=\"10\" height=\"10\" fill=\"#c8c8c8\"/>"
       << "<text x=\"" << label_w + 104 << "\" y=\"39\">published</text>\n";
     for (size_t i = 0; i < rows.size(); ++i) {
         const auto& r = rows[i];
         const int y = top + int(i) * row_h;
         const double m = std::max(std::fabs(r.simulated), std::fabs(r.published));
-        const double fs = m > 0 ? std::fabs(r.simulated) / m : 0, fp = m > 0 ? std::fabs(r.published) / m : 0;
+        const double fs = m > 0 ? std::fabs(r.simulated) / m : 0,
+                     fp = m > 0 ? std::fabs(r.published) / m : 0;
         char num[64];
         std::snprintf(num, sizeof num, "%.4g / %.4g %s", r.simulated, r.published, r.unit.c_str());
-        s << "<text x=\"10\" y=\"" << y + 15 << "\">" << xml_escape(r.id + "  " + r.quantity) << "</text>\n"
-          << "<rect x=\"" << label_w << "\" y=\"" << y + 3 << "\" width=\"" << fs * bar_w << "\" height=\"12\" fill=\"#2a7ab0\"/>\n"
-          << "<rect x=\"" << label_w << "\" y=\"" << y + 16 << "\" width=\"" << fp * bar_w << "\" height=\"12\" fill=\"#c8c8c8\"/>\n"
-          << "<text x=\"" << label_w + bar_w + 6 << "\" y=\"" << y + 20 << "\">" << xml_escape(num) << "</text>\n";
+        s << "<text x=\"10\" y=\"" << y + 15 << "\">" << xml_escape(r.id + "  " + r.quantity)
+          << "</text>\n"
+          << "<rect x=\"" << label_w << "\" y=\"" << y + 3 << "\" width=\"" << fs * bar_w
+          << "\" height=\"12\" fill=\"#2a7ab0\"/>\n"
+          << "<rect x=\"" << label_w << "\" y=\"" << y + 16 << "\" width=\"" << fp * bar_w
+          << "\" height=\"12\" fill=\"#c8c8c8\"/>\n"
+          << "<text x=\"" << label_w + bar_w + 6 << "\" y=\"" << y + 20 << "\">" << xml_escape(num)
+          << "</text>\n";
     }
     s << "</svg>\n";
     return s.str();
@@ -118,7 +139,8 @@ static void write_file(const std::string& path, const std::string& text) {
     f << text;
 }
 
-void run_experiment(const std::string& name, bool quick, const std::string& out_dir, std::ostream& os) {
+void run_experiment(const std::string& name, bool quick, const std::string& out_dir,
+                    std::ostream& os) {
     const Experiment* e = nullptr;
     std::vector<std::string> names;
     for (const auto& x : experiments()) {
@@ -127,8 +149,9 @@ void run_experiment(const std::string& name, bool quick, const std::string& out_
     }
     if (!e) {
         std::string hint = closest_match(name, names);
-        throw InputError("canopy exp", name, "no such experiment" + (hint.empty() ? std::string("; see --list")
-                                                                             : "; did you mean '" + hint + "'?"));
+        throw InputError("canopy exp", name,
+                         "no such experiment" + (hint.empty() ? std::string("; see --list")
+                                                              : "; did you mean '" + hint + "'?"));
     }
     std::vector<ExpRow> rows = e->run(quick);
     os << e->name << ": " << e->description << "\n";

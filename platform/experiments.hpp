@@ -26,7 +26,8 @@ const std::vector<Experiment>& experiments();
 
 // Runs one experiment and writes its outputs under `out_dir`. Throws InputError for an unknown
 // name (with the closest one).
-void run_experiment(const std::string& name, bool quick, const std::string& out_dir, std::ostream& os);
+void run_experiment(const std::string& name, bool quick, const std::string& out_dir,
+                    std::ostream& os);
 
 // The table, CSV, JSON and SVG forms of a result.
 void print_table(const std::vector<ExpRow>& rows, std::ostream& os);

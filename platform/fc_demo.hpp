@@ -17,7 +17,7 @@ namespace canopy::platform {
 
 std::vector<FlashOp> build_fc_demo(const PlatformConfig& cfg);
 // Checks the results, prints a comparison and records it under the "scenario" statistics.
-void report_fc_demo(const PlatformConfig& cfg, const FlashPlayer& player, core::StatsRegistry& stats,
-                    std::ostream& out);
+void report_fc_demo(const PlatformConfig& cfg, const FlashPlayer& player,
+                    core::StatsRegistry& stats, std::ostream& out);
 
 }  // namespace canopy::platform

@@ -26,15 +26,15 @@ struct DataSpec {
 
 struct FlashOp {
     enum Kind { Command, Sync } kind = Command;
-    int line = 0;             // script line (0 for generated ops)
-    std::string label;        // e.g. "MWS ch0.die0.plane0"
+    int line = 0;       // script line (0 for generated ops)
+    std::string label;  // e.g. "MWS ch0.die0.plane0"
     uint32_t channel = 0;
     nand::CommandExt cmd;
     std::vector<DataSpec> data_in;  // one per data-in phase, in order
     bool expect_fail = false;
-    bool report = true;       // print a line when it completes
-    bool capture = false;     // keep the data-out bytes for the caller
-    std::string tag;          // for callers that look results up
+    bool report = true;    // print a line when it completes
+    bool capture = false;  // keep the data-out bytes for the caller
+    std::string tag;       // for callers that look results up
 };
 
 // What happened to an op.

@@ -2,10 +2,10 @@
 
 #include <openssl/evp.h>
 
-#include <algorithm>
-#include <cstdio>
 #include <sysc/kernel/sc_spawn.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
+#include <algorithm>
+#include <cstdio>
 
 #include "core/payload.hpp"
 
@@ -46,8 +46,9 @@ void FlashPlayer::load(std::vector<FlashOp> ops, std::string script_name) {
 void FlashPlayer::before_end_of_elaboration() {
     for (uint32_t c = 0; c < channel.size(); ++c)
         for (uint32_t d = 0; d < dies_per_channel_; ++d)
-            sc_core::sc_spawn([this, c, d] { queue(c, d); },
-                              ("queue_ch" + std::to_string(c) + "_die" + std::to_string(d)).c_str());
+            sc_core::sc_spawn(
+                [this, c, d] { queue(c, d); },
+                ("queue_ch" + std::to_string(c) + "_die" + std::to_string(d)).c_str());
 }
 
 // All queues meet here at their own finish times; the last to arrive is the latest, so the
@@ -129,13 +130,16 @@ void FlashPlayer::send(FlashOp& op, FlashResult& r, tlm::tlm_generic_payload& gp
     r.error = op.cmd.error;
     if (gp.get_response_status() != tlm::TLM_OK_RESPONSE && r.error.empty())
         r.error = std::string("transaction failed: ") + gp.get_response_string();
-    if (r.error.empty() && out_bytes && (op.capture || op.report)) r.out.assign(buffer.end() - out_bytes, buffer.end());
+    if (r.error.empty() && out_bytes && (op.capture || op.report))
+        r.out.assign(buffer.end() - out_bytes, buffer.end());
     if (!r.error.empty() != op.expect_fail) {
         std::string where = op.line ? script_name_ + ":" + std::to_string(op.line) + ": " : "";
-        failures_.push_back(where + op.label + ": " +
-                            (r.error.empty() ? std::string("expected to be refused but succeeded") : r.error));
+        failures_.push_back(
+            where + op.label + ": " +
+            (r.error.empty() ? std::string("expected to be refused but succeeded") : r.error));
     }
-    if (req->flow) services_.trace.complete(track_, op.label.c_str(), "flash", issue, done - issue, req->flow);
+    if (req->flow)
+        services_.trace.complete(track_, op.label.c_str(), "flash", issue, done - issue, req->flow);
 }
 
 static std::string us(uint64_t ps) {
@@ -179,7 +183,8 @@ void FlashPlayer::report(std::ostream& os, const FlashOp& op, const FlashResult&
         for (uint8_t b : r.out) ones += uint64_t(__builtin_popcount(b));
         std::string first;
         char h[4];
-        for (size_t i = 0; i < std::min<size_t>(16, r.out.size()); ++i) std::snprintf(h, sizeof h, "%02X", r.out[i]), first += h;
+        for (size_t i = 0; i < std::min<size_t>(16, r.out.size()); ++i)
+            std::snprintf(h, sizeof h, "%02X", r.out[i]), first += h;
         os << "\n    bytes " << r.out.size() << " popcount " << ones << " sha256 "
            << sha256_hex(r.out.data(), r.out.size()) << " first " << first;
     }

@@ -5,12 +5,12 @@
 // of simulated time by at most a quantum (temporal decoupling, tlm_quantumkeeper).
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <functional>
 #include <ostream>
 #include <string>
-#include <vector>
 #include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
+#include <vector>
 
 #include "core/services.hpp"
 #include "platform/flash_op.hpp"
@@ -18,7 +18,7 @@
 namespace canopy::platform {
 
 class FlashPlayer : public sc_core::sc_module {
-public:
+  public:
     sc_core::sc_vector<tlm_utils::simple_initiator_socket_tagged<FlashPlayer>> channel;
 
     FlashPlayer(sc_core::sc_module_name name, uint32_t channels, uint32_t dies_per_channel,
@@ -34,7 +34,7 @@ public:
     // One line per op, in script order (after the run).
     void print_report(std::ostream& os) const;
 
-private:
+  private:
     void before_end_of_elaboration() override;
     void queue(uint32_t channel, uint32_t die);
     void barrier(const sc_core::sc_time& finished);

@@ -18,21 +18,26 @@ void HostConfig::describe(core::Params& p) {
 }
 
 HostComplex::HostComplex(sc_core::sc_module_name name, const HostConfig& cfg,
-                         core::Services& services)
+                         const link::CcixConfig& ccix, core::Services& services)
     : sc_module(name),
       memory("memory", cfg.memory, services),
       home("home", cfg.home, services),
       iommu("iommu", cfg.iommu, services),
       kernel(memory, home, &iommu),
       root_port("root_port", iommu, 1, services),
-      mmio("mmio") {
+      ha("ha", ccix, home, services),
+      vc("vc", services),
+      downstream("downstream") {
+    vc.vc0.bind(root_port.link_target);
+    vc.vc1.bind(ha.link_target);
+    ha.snoop_initiator.bind(downstream.in);
     home.memory_initiator.bind(memory.socket);
     iommu.walk_socket.bind(root_port.walk_target);
     root_port.memory_initiator.bind(home.io_target);
     for (uint32_t i = 0; i < cfg.cores; ++i) {
         cores.push_back(std::make_unique<host::HostCore>(("core" + std::to_string(i)).c_str(),
                                                          cfg.core, home, kernel, services));
-        cores.back()->mmio.bind(mmio.in);
+        cores.back()->mmio.bind(downstream.in);
     }
 }
 

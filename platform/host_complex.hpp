@@ -22,6 +22,9 @@
 #include "host/host_kernel.hpp"
 #include "host/host_memory.hpp"
 #include "host/iommu.hpp"
+#include "link/ccix_config.hpp"
+#include "link/home_agent.hpp"
+#include "link/vc_router.hpp"
 #include "platform/fabric.hpp"
 #include "platform/root_port.hpp"
 
@@ -38,14 +41,17 @@ struct HostConfig {
 
 class HostComplex : public sc_core::sc_module {
   public:
-    HostComplex(sc_core::sc_module_name name, const HostConfig& cfg, core::Services& services);
+    HostComplex(sc_core::sc_module_name name, const HostConfig& cfg, const link::CcixConfig& ccix,
+                core::Services& services);
 
     host::HostMemory memory;
     host::HomeNode home;
     host::Iommu iommu;
     host::HostKernel kernel;
     RootPort root_port;
-    FanIn mmio;
+    link::HomeAgent ha;
+    link::VcRouter vc;
+    FanIn downstream;
     std::vector<std::unique_ptr<host::HostCore>> cores;
 
     // Every program started has finished (or faulted).

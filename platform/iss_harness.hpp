@@ -83,7 +83,6 @@ class IssHarness {
     std::optional<cpu::ElfImage> image_;
 };
 
-
 struct IssOptions {
     RunOptions run;  // --config, --set, --out, --vcd, --trace, --quiet
     std::string elf;

@@ -36,29 +36,31 @@ const char* kUsage =
 const std::vector<std::string> kCommands = {"run", "flash", "exp", "iss", "config"};
 
 void add_config_options(po::options_description& d, platform::RunOptions& o) {
-    d.add_options()
-        ("config", po::value(&o.config_file), "JSON config file (see `canopy config --dump`)")
-        ("set", po::value(&o.overrides)->composing(), "override one key: --set key=value (repeatable)");
+    d.add_options()("config", po::value(&o.config_file),
+                    "JSON config file (see `canopy config --dump`)")(
+        "set", po::value(&o.overrides)->composing(),
+        "override one key: --set key=value (repeatable)");
 }
 
 void add_output_options(po::options_description& d, platform::RunOptions& o) {
-    d.add_options()
-        ("out", po::value(&o.out_dir)->default_value("out"), "directory for stats.json, waves.vcd, trace.json")
-        ("vcd", po::bool_switch(&o.vcd), "write waves.vcd")
-        ("trace", po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")
-        ("quiet", po::bool_switch(&o.quiet), "no progress line and no summary");
+    d.add_options()("out", po::value(&o.out_dir)->default_value("out"),
+                    "directory for stats.json, waves.vcd, trace.json")(
+        "vcd", po::bool_switch(&o.vcd), "write waves.vcd")(
+        "trace", po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")(
+        "quiet", po::bool_switch(&o.quiet), "no progress line and no summary");
 }
 
 void add_run_options(po::options_description& d, platform::RunOptions& o) {
     add_config_options(d, o);
-    d.add_options()
-        ("seed", po::value<uint64_t>(), "seed of all random streams (overrides sim.seed)");
+    d.add_options()("seed", po::value<uint64_t>(),
+                    "seed of all random streams (overrides sim.seed)");
     add_output_options(d, o);
 }
 
 // Parses `args` against `desc`, turning Boost's errors into InputErrors that name the command.
 po::variables_map parse(const std::string& cmd, const std::vector<std::string>& args,
-                        const po::options_description& desc, const po::positional_options_description* pos = nullptr) {
+                        const po::options_description& desc,
+                        const po::positional_options_description* pos = nullptr) {
     po::variables_map vm;
     try {
         po::command_line_parser p(args);
@@ -70,8 +72,9 @@ po::variables_map parse(const std::string& cmd, const std::vector<std::string>& 
         std::vector<std::string> names;
         for (const auto& o : desc.options()) names.push_back("--" + o->long_name());
         std::string hint = closest_match(e.get_option_name(), names);
-        throw InputError("canopy " + cmd, "option " + e.get_option_name(),
-                         "unknown option" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+        throw InputError(
+            "canopy " + cmd, "option " + e.get_option_name(),
+            "unknown option" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
     } catch (const po::error& e) {
         throw InputError("canopy " + cmd, "", e.what());
     }
@@ -86,9 +89,12 @@ bool wants_help(const std::vector<std::string>& args) {
 
 int cmd_run(const std::string& cmd, const std::vector<std::string>& args) {
     platform::RunOptions o;
-    po::options_description d(cmd == "run" ? "canopy run [options]: run the default scenario"
-                                           : "canopy flash --script FILE [options]: replay a NAND command script");
-    if (cmd == "flash") d.add_options()("script", po::value(&o.script)->required(), "the command script (format: traces/README.md)");
+    po::options_description d(
+        cmd == "run" ? "canopy run [options]: run the default scenario"
+                     : "canopy flash --script FILE [options]: replay a NAND command script");
+    if (cmd == "flash")
+        d.add_options()("script", po::value(&o.script)->required(),
+                        "the command script (format: traces/README.md)");
     add_run_options(d, o);
     d.add_options()("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
@@ -103,18 +109,18 @@ int cmd_exp(const std::vector<std::string>& args) {
     std::string name, out = "out";
     bool quick = false, list = false;
     po::options_description d("canopy exp NAME [--quick] [--out DIR] | canopy exp --list");
-    d.add_options()
-        ("name", po::value(&name), "experiment to run")
-        ("list", po::bool_switch(&list), "list the experiments")
-        ("quick", po::bool_switch(&quick), "fewer samples, for a fast look")
-        ("out", po::value(&out)->default_value("out"), "directory for NAME.csv, NAME.json, NAME.svg")
-        ("help", "this help");
+    d.add_options()("name", po::value(&name), "experiment to run")(
+        "list", po::bool_switch(&list), "list the experiments")("quick", po::bool_switch(&quick),
+                                                                "fewer samples, for a fast look")(
+        "out", po::value(&out)->default_value("out"),
+        "directory for NAME.csv, NAME.json, NAME.svg")("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("name", 1);
     parse("exp", args, d, &pos);
     if (list) {
-        for (const auto& e : platform::experiments()) std::cout << e.name << "  " << e.description << "\n";
+        for (const auto& e : platform::experiments())
+            std::cout << e.name << "  " << e.description << "\n";
         return 0;
     }
     if (name.empty()) throw InputError("canopy exp", "", "name an experiment, or use --list");
@@ -124,12 +130,13 @@ int cmd_exp(const std::vector<std::string>& args) {
 
 int cmd_iss(const std::vector<std::string>& args) {
     platform::IssOptions o;
-    po::options_description d("canopy iss --elf FILE [options]: run an RV32 program on an SPU core");
-    d.add_options()
-        ("elf", po::value(&o.elf)->required(), "the program: an RV32 executable (ELF32, EM_RISCV)")
-        ("max-instructions", po::value<uint64_t>(),
-         "stop after N instructions, exit status 3 (overrides iss.max_instructions)")
-        ("gdb", po::value<uint32_t>(), "serve GDB on TCP PORT (0: any free port) before running");
+    po::options_description d(
+        "canopy iss --elf FILE [options]: run an RV32 program on an SPU core");
+    d.add_options()("elf", po::value(&o.elf)->required(),
+                    "the program: an RV32 executable (ELF32, EM_RISCV)")(
+        "max-instructions", po::value<uint64_t>(),
+        "stop after N instructions, exit status 3 (overrides iss.max_instructions)")(
+        "gdb", po::value<uint32_t>(), "serve GDB on TCP PORT (0: any free port) before running");
     add_config_options(d, o.run);
     add_output_options(d, o.run);
     d.add_options()("help", "this help");
@@ -154,11 +161,11 @@ int cmd_config(const std::vector<std::string>& args) {
     po::options_description d(
         "canopy config --dump [--json] [--iss] [--config FILE] [--set key=value ...]");
     add_config_options(d, o);
-    d.add_options()
-        ("dump", po::bool_switch(&dump), "print every key: value, unit, description, default")
-        ("json", po::bool_switch(&json), "print the effective configuration as a JSON config file")
-        ("iss", po::bool_switch(&iss), "the keys of `canopy iss` (iss.*) instead of the platform's")
-        ("help", "this help");
+    d.add_options()("dump", po::bool_switch(&dump),
+                    "print every key: value, unit, description, default")(
+        "json", po::bool_switch(&json), "print the effective configuration as a JSON config file")(
+        "iss", po::bool_switch(&iss), "the keys of `canopy iss` (iss.*) instead of the platform's")(
+        "help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     parse("config", args, d);
     if (!dump && !json) throw InputError("canopy config", "", "say --dump or --json");
@@ -175,7 +182,8 @@ int canopy_main(int argc, char* argv[]) {
     if (args.empty()) return std::cerr << kUsage, 2;
     const std::string cmd = args[0];
     args.erase(args.begin());
-    if (cmd == "--version" || cmd == "version") return std::cout << "canopy " << platform::kVersion << "\n", 0;
+    if (cmd == "--version" || cmd == "version")
+        return std::cout << "canopy " << platform::kVersion << "\n", 0;
     if (cmd == "--help" || cmd == "-h" || cmd == "help") return std::cout << kUsage, 0;
     if (cmd == "run" || cmd == "flash") return cmd_run(cmd, args);
     if (cmd == "exp") return cmd_exp(args);
@@ -183,7 +191,8 @@ int canopy_main(int argc, char* argv[]) {
     if (cmd == "config") return cmd_config(args);
     std::string hint = closest_match(cmd, kCommands);
     throw InputError("canopy", "command " + cmd,
-                     "unknown command" + (hint.empty() ? std::string("; see canopy --help") : "; did you mean '" + hint + "'?"));
+                     "unknown command" + (hint.empty() ? std::string("; see canopy --help")
+                                                       : "; did you mean '" + hint + "'?"));
 }
 
 }  // namespace

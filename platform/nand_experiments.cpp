@@ -19,7 +19,7 @@ using sc_core::sc_time;
 // One array driven directly through its dies, without running the kernel: the die model is
 // loosely timed and never waits, so commands can be sent from here with explicit times.
 class Rig {
-public:
+  public:
     Rig(const char* name, const nand::NandConfig& cfg) : cfg_(cfg) {
         services_.seed = 7;
         array_ = std::make_unique<nand::FlashArray>(name, cfg, services_);
@@ -29,19 +29,22 @@ public:
     const nand::Geometry& g() const { return cfg_.geometry; }
 
     // Sends `c` to die (ch, d) at `at`; data-in bytes from `in`, data out into `out`.
-    sc_time send(nand::CommandExt& c, uint32_t ch, sc_time at, const std::vector<uint8_t>* in = nullptr,
-                 std::vector<uint8_t>* out = nullptr) {
+    sc_time send(nand::CommandExt& c, uint32_t ch, sc_time at,
+                 const std::vector<uint8_t>* in = nullptr, std::vector<uint8_t>* out = nullptr) {
         buf_.clear();
         if (in) buf_ = *in;
         buf_.resize(c.data_bytes(), 0xFF);
-        sc_time done = array_->die(ch, c.chip_enable).execute(c, buf_.data(), uint32_t(buf_.size()), at);
+        sc_time done =
+            array_->die(ch, c.chip_enable).execute(c, buf_.data(), uint32_t(buf_.size()), at);
         if (!c.ok()) throw std::logic_error("experiment command refused: " + c.error);
         if (out) *out = buf_;
         return done;
     }
-    double array_us(const nand::CommandExt& c) const { return double(c.array_end_ps - c.array_start_ps) * 1e-6; }
+    double array_us(const nand::CommandExt& c) const {
+        return double(c.array_end_ps - c.array_start_ps) * 1e-6;
+    }
 
-private:
+  private:
     nand::NandConfig cfg_;
     core::Services services_;
     std::unique_ptr<nand::FlashArray> array_;
@@ -65,19 +68,21 @@ struct MwsCost {
 MwsCost mws_cost(const char* name, uint32_t wordlines, uint32_t blocks, bool fixed = false) {
     nand::NandConfig cfg = one_die(false);
     cfg.timing.mws_fixed_latency = fixed;
-    cfg.power.mws_max_blocks = std::max<uint32_t>(blocks, cfg.power.mws_max_blocks);  // lifted to measure
+    cfg.power.mws_max_blocks =
+        std::max<uint32_t>(blocks, cfg.power.mws_max_blocks);  // lifted to measure
     Rig rig(name, cfg);
     std::vector<nand::seq::MwsOperand> ops;
     for (uint32_t b = 0; b < blocks; ++b) ops.push_back({b, wls(wordlines)});
     nand::CommandExt c;
-    nand::seq::mws(c, rig.rc(), 0, 0, nand::iscm::kInitS | nand::iscm::kInitC | nand::iscm::kTransfer, ops);
+    nand::seq::mws(c, rig.rc(), 0, 0,
+                   nand::iscm::kInitS | nand::iscm::kInitC | nand::iscm::kTransfer, ops);
     rig.send(c, 0, sc_core::SC_ZERO_TIME);
     return {rig.array_us(c), c.energy_pj};
 }
 
 // Bit error rate measured by programming random pages and reading them back `reads` times.
-double measured_rber(const char* name, CellMode mode, bool randomise, double esp_factor, uint32_t reads,
-                     uint64_t* bits_out = nullptr, uint64_t* errors_out = nullptr) {
+double measured_rber(const char* name, CellMode mode, bool randomise, double esp_factor,
+                     uint32_t reads, uint64_t* bits_out = nullptr, uint64_t* errors_out = nullptr) {
     nand::NandConfig cfg = one_die(true);
     cfg.reliability.retention_days = cfg.reliability.ref_retention_days;  // the reference condition
     cfg.reliability.initial_pe_cycles = uint32_t(cfg.reliability.ref_pe_cycles);
@@ -106,7 +111,8 @@ double measured_rber(const char* name, CellMode mode, bool randomise, double esp
         t = rig.send(c, 0, t);
         nand::seq::data_out(c, rig.rc(), 0, 0, 0, bytes);
         t = rig.send(c, 0, t, nullptr, &out);
-        for (uint32_t i = 0; i < bytes; ++i) errors += uint64_t(__builtin_popcount(uint8_t(out[i] ^ data[wl][i])));
+        for (uint32_t i = 0; i < bytes; ++i)
+            errors += uint64_t(__builtin_popcount(uint8_t(out[i] ^ data[wl][i])));
         bits += uint64_t(bytes) * 8;
     }
     if (bits_out) *bits_out = bits;
@@ -133,7 +139,8 @@ double write_bandwidth_gbps(const char* name, CellMode mode, uint32_t pages) {
                 ready[{ch, d}] = done;
                 end = std::max(end, done);
             }
-    double bytes = double(pages) * g.channels * g.dies_per_channel * g.planes_per_die * g.page_bytes;
+    double bytes =
+        double(pages) * g.channels * g.dies_per_channel * g.planes_per_die * g.page_bytes;
     return bytes / end.to_seconds() / 1e9;
 }
 
@@ -143,26 +150,35 @@ std::vector<ExpRow> nand_characterisation(bool quick) {
     std::vector<ExpRow> rows;
     const double t_r = nand::Timing{}.t_read_slc_us;
     // Section 5.2, Figures 12 and 13: tMWS in units of tR.
-    rows.push_back({"F12a", "tMWS/tR, intra-block MWS of 8 wordlines (< 1%)", mws_cost("m8", 8, 1).t_us / t_r, 1.01, "x"});
-    rows.push_back({"F12b", "tMWS/tR, intra-block MWS of 48 wordlines", mws_cost("m48", 48, 1).t_us / t_r, 1.033, "x"});
-    rows.push_back({"F13a", "tMWS/tR, inter-block MWS of 8 blocks (hidden)", mws_cost("b8", 1, 8).t_us / t_r, 1.0, "x"});
-    rows.push_back({"F13b", "tMWS/tR, inter-block MWS of 32 blocks", mws_cost("b32", 1, 32).t_us / t_r, 1.363, "x"});
+    rows.push_back({"F12a", "tMWS/tR, intra-block MWS of 8 wordlines (< 1%)",
+                    mws_cost("m8", 8, 1).t_us / t_r, 1.01, "x"});
+    rows.push_back({"F12b", "tMWS/tR, intra-block MWS of 48 wordlines",
+                    mws_cost("m48", 48, 1).t_us / t_r, 1.033, "x"});
+    rows.push_back({"F13a", "tMWS/tR, inter-block MWS of 8 blocks (hidden)",
+                    mws_cost("b8", 1, 8).t_us / t_r, 1.0, "x"});
+    rows.push_back({"F13b", "tMWS/tR, inter-block MWS of 32 blocks",
+                    mws_cost("b32", 1, 32).t_us / t_r, 1.363, "x"});
     const MwsCost c4 = mws_cost("c4", 48, 4);
     rows.push_back({"T1", "tMWS, 4 blocks x 48 wordlines (Table 1)", c4.t_us, 25.0, "us"});
-    rows.push_back({"S52", "fixed tMWS/tR under the 4-block cap", mws_cost("fx", 1, 1, true).t_us / t_r, 1.033, "x"});
+    rows.push_back({"S52", "fixed tMWS/tR under the 4-block cap",
+                    mws_cost("fx", 1, 1, true).t_us / t_r, 1.033, "x"});
     // Figure 14: power of inter-block MWS relative to a read, and the energy saving at 4 blocks.
     // Figure 14 measures one wordline per block; the saving is quoted at the fixed tMWS.
-    const MwsCost read = mws_cost("r1", 1, 1), two = mws_cost("p2", 1, 2), four = mws_cost("p4", 1, 4),
-                  four_fixed = mws_cost("p4f", 1, 4, true);
-    auto power = [&](const MwsCost& m) { return (m.energy_pj / m.t_us) / (read.energy_pj / read.t_us); };
+    const MwsCost read = mws_cost("r1", 1, 1), two = mws_cost("p2", 1, 2),
+                  four = mws_cost("p4", 1, 4), four_fixed = mws_cost("p4f", 1, 4, true);
+    auto power = [&](const MwsCost& m) {
+        return (m.energy_pj / m.t_us) / (read.energy_pj / read.t_us);
+    };
     rows.push_back({"F14a", "MWS power / read power, 2 blocks", power(two), 1.34, "x"});
     rows.push_back({"F14b", "MWS power / read power, 4 blocks", power(four), 1.80, "x"});
-    rows.push_back({"F14c", "energy saved by a 4-block MWS vs 4 reads", 100.0 * (1.0 - four_fixed.energy_pj / (4 * read.energy_pj)), 53.0, "%"});
+    rows.push_back({"F14c", "energy saved by a 4-block MWS vs 4 reads",
+                    100.0 * (1.0 - four_fixed.energy_pj / (4 * read.energy_pj)), 53.0, "%"});
     // Table 1: tESP = 2 x tPROG(SLC).
     {
         Rig rig("esp", one_die(false));
         nand::CommandExt c;
-        nand::seq::program(c, rig.rc(), {{0, 0, 0, 0, 0}}, CellMode::Esp, false, rig.g().page_bytes);
+        nand::seq::program(c, rig.rc(), {{0, 0, 0, 0, 0}}, CellMode::Esp, false,
+                           rig.g().page_bytes);
         rig.send(c, 0, sc_core::SC_ZERO_TIME);
         rows.push_back({"T1e", "tESP (ESP program latency)", rig.array_us(c), 400.0, "us"});
     }
@@ -175,7 +191,8 @@ std::vector<ExpRow> nand_characterisation(bool quick) {
             nand::seq::data_out(c, rig.rc(), 0, p, 0, rig.g().page_bytes);
             t = rig.send(c, 0, t);
         }
-        rows.push_back({"F7", "tDMA, 32 KiB from one die to the controller", t.to_seconds() * 1e6, 27.0, "us"});
+        rows.push_back({"F7", "tDMA, 32 KiB from one die to the controller", t.to_seconds() * 1e6,
+                        27.0, "us"});
     }
     // Section 3.2 and Figure 11: raw bit errors at 10K P/E cycles and 1-year retention.
     const uint32_t reads = quick ? 200 : 2000;
@@ -186,16 +203,23 @@ std::vector<ExpRow> nand_characterisation(bool quick) {
     uint64_t bits = 0, errors = 0;
     measured_rber("e19", CellMode::Esp, false, 1.9, reads * 4, &bits, &errors);
     rows.push_back({"F8a", "RBER, SLC with randomisation, 10K P/E, 1 year", slc_rand, 8.6e-4, ""});
-    rows.push_back({"F8b", "RBER increase without randomisation, SLC", slc_plain / slc_rand, 1.91, "x"});
+    rows.push_back(
+        {"F8b", "RBER increase without randomisation, SLC", slc_plain / slc_rand, 1.91, "x"});
     rows.push_back({"F8c", "RBER MLC / SLC", mlc_rand / slc_rand, 4.0, "x"});
-    rows.push_back({"F11a", "RBER reduction, ESP at 1.6 tPROG (median block)", slc_plain / esp16, 10.0, "x"});
-    rows.push_back({"F11b", "bit errors, ESP at 1.9 tPROG, over " + std::to_string(bits) + " bits", double(errors), 0.0, "bits"});
+    rows.push_back(
+        {"F11a", "RBER reduction, ESP at 1.6 tPROG (median block)", slc_plain / esp16, 10.0, "x"});
+    rows.push_back({"F11b", "bit errors, ESP at 1.9 tPROG, over " + std::to_string(bits) + " bits",
+                    double(errors), 0.0, "bits"});
     // Section 7.3: sequential write bandwidth of the Table 1 SSD.
     const uint32_t pages = quick ? 4 : 24;
-    rows.push_back({"S7a", "sequential write bandwidth, SLC", write_bandwidth_gbps("ws", CellMode::Slc, pages), 6.4, "GB/s"});
-    rows.push_back({"S7b", "sequential write bandwidth, ESP", write_bandwidth_gbps("we", CellMode::Esp, pages), 4.7, "GB/s"});
-    rows.push_back({"S7c", "sequential write bandwidth, MLC", write_bandwidth_gbps("wm", CellMode::Mlc, pages), 3.87, "GB/s"});
-    rows.push_back({"S7d", "sequential write bandwidth, TLC", write_bandwidth_gbps("wt", CellMode::Tlc, pages), 2.82, "GB/s"});
+    rows.push_back({"S7a", "sequential write bandwidth, SLC",
+                    write_bandwidth_gbps("ws", CellMode::Slc, pages), 6.4, "GB/s"});
+    rows.push_back({"S7b", "sequential write bandwidth, ESP",
+                    write_bandwidth_gbps("we", CellMode::Esp, pages), 4.7, "GB/s"});
+    rows.push_back({"S7c", "sequential write bandwidth, MLC",
+                    write_bandwidth_gbps("wm", CellMode::Mlc, pages), 3.87, "GB/s"});
+    rows.push_back({"S7d", "sequential write bandwidth, TLC",
+                    write_bandwidth_gbps("wt", CellMode::Tlc, pages), 2.82, "GB/s"});
     return rows;
 }
 

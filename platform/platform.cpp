@@ -3,16 +3,16 @@
 namespace canopy::platform {
 
 Platform::Platform(const PlatformConfig& cfg, core::Services& services)
-    : host("host", cfg.host, services),
-      link("link", cfg.pcie, services),
-      device("device", cfg.device, services),
+    : host("host", cfg.host, cfg.ccix, services),
+      link("link", link::esm_link_config(cfg.ccix, cfg.pcie, nullptr), services),
+      device("device", cfg.device, cfg.ccix, services),
       nand("nand", cfg.nand, services),
       player("player", cfg.nand.geometry.channels, cfg.nand.geometry.dies_per_channel, services,
              sc_core::sc_time(cfg.sim.quantum_ns, sc_core::SC_NS)) {
-    host.mmio.out.bind(link.host_target);
-    link.host_initiator.bind(host.root_port.link_target);
+    host.downstream.out.bind(link.host_target);
+    link.host_initiator.bind(host.vc.target);
     device.fabric.out.bind(link.device_target);
-    link.device_initiator.bind(device.bar0.in);
+    link.device_initiator.bind(device.vc.target);
     // The host's unmaps reach the device's ATC (one device, one PASID space: it sends none).
     host.iommu.on_invalidate(
         [this](uint32_t, uint64_t va, uint64_t bytes) { device.atc.invalidate(va, bytes); });

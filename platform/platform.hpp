@@ -4,22 +4,22 @@
 // traffic generator, device memory), and the NAND flash array with the flash command player that
 // drives it (standing in for the flash controller until that model exists).
 //
-//   host.mmio --> link.host_target   link.device_initiator --> device.bar0
-//   device.fabric --> link.device_target   link.host_initiator --> host.root_port
+//   host.downstream --> link.host_target   link.device_initiator --> device.vc
+//   device.fabric --> link.device_target   link.host_initiator --> host.vc
 #pragma once
 
 #include "core/services.hpp"
 #include "link/pcie_link.hpp"
-#include "platform/device.hpp"
-#include "platform/host_complex.hpp"
 #include "nand/channel.hpp"
+#include "platform/device.hpp"
 #include "platform/flash_player.hpp"
+#include "platform/host_complex.hpp"
 #include "platform/platform_config.hpp"
 
 namespace canopy::platform {
 
 class Platform {
-public:
+  public:
     Platform(const PlatformConfig& cfg, core::Services& services);
 
     HostComplex host;

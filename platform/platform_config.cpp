@@ -3,20 +3,19 @@
 namespace canopy::platform {
 
 void SimConfig::describe(core::Params& p) {
-    p("seed", seed, "", "seed of every random stream (--seed overrides)")
-     ("quantum_ns", quantum_ns, "ns", "temporal decoupling quantum of initiators", 1.0, 1e9);
+    p("seed", seed, "", "seed of every random stream (--seed overrides)")(
+        "quantum_ns", quantum_ns, "ns", "temporal decoupling quantum of initiators", 1.0, 1e9);
 }
 
 void ScenarioConfig::describe(core::Params& p) {
-    p("operands", operands, "", "operand bit vectors per plane in the default scenario", 1, 64)
-     ("dies", dies, "", "dies used per channel by the default scenario (0: all)", 0, 64)
-     .choice("mode", mode, {"esp", "slc"}, "program mode of the scenario's operands");
-    p("randomise", randomise, "program the scenario's operands with on-die randomisation")
-     ("one_density", one_density, "", "probability of a 1 bit in an operand", 0.0, 1.0);
+    p("operands", operands, "", "operand bit vectors per plane in the default scenario", 1, 64)(
+        "dies", dies, "", "dies used per channel by the default scenario (0: all)", 0, 64)
+        .choice("mode", mode, {"esp", "slc"}, "program mode of the scenario's operands");
+    p("randomise", randomise, "program the scenario's operands with on-die randomisation")(
+        "one_density", one_density, "", "probability of a 1 bit in an operand", 0.0, 1.0);
     p.choice("host_program", host_program, {"dma-check", "none"},
              "host program run beside the flash scenario on host.core0");
-    p("dma_bytes", dma_bytes, "B", "dma-check: bytes copied host -> device -> host", 8,
-      2u << 20);
+    p("dma_bytes", dma_bytes, "B", "dma-check: bytes copied host -> device -> host", 8, 2u << 20);
 }
 
 void PlatformConfig::describe(core::Params& p) {
@@ -24,6 +23,7 @@ void PlatformConfig::describe(core::Params& p) {
     sim.describe(s);
     host.describe(p);
     pcie.describe(p);
+    ccix.describe(p);
     device.describe(p);
     nand.describe(p);
     core::Params sc = p.scope("scenario");

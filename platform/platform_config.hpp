@@ -1,5 +1,6 @@
 // The whole platform's configuration: one struct per module, gathered under their key prefixes
-// ("sim.", "host.", "link.", "device.", "nand.", "scenario."). Loading, checking and dumping all go through describe().
+// ("sim.", "host.", "link.", "device.", "nand.", "scenario."). Loading, checking and dumping all go
+// through describe().
 #pragma once
 
 #include <functional>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "link/ccix_config.hpp"
 #include "link/pcie_config.hpp"
 #include "nand/config.hpp"
 #include "platform/device.hpp"
@@ -23,11 +25,11 @@ struct SimConfig {
 // The default scenario of `canopy run`: Flash-Cosmos against ParaBit and outside-storage
 // processing on one bulk AND, on every plane of every die in parallel.
 struct ScenarioConfig {
-    uint32_t operands = 48;        // bit vectors per plane, one wordline each, in one block
-    uint32_t dies = 0;             // dies used per channel (0: all)
-    std::string mode = "esp";      // how the operands are programmed: esp or slc
-    bool randomise = false;        // program the operands through the on-die randomiser
-    double one_density = 0.97;     // probability of a 1 bit in an operand
+    uint32_t operands = 48;     // bit vectors per plane, one wordline each, in one block
+    uint32_t dies = 0;          // dies used per channel (0: all)
+    std::string mode = "esp";   // how the operands are programmed: esp or slc
+    bool randomise = false;     // program the operands through the on-die randomiser
+    double one_density = 0.97;  // probability of a 1 bit in an operand
     std::string host_program = "dma-check";  // run beside it on host.core0: dma-check or none
     uint32_t dma_bytes = 64 * 1024;          // dma-check's buffer
     void describe(core::Params& p);
@@ -37,6 +39,7 @@ struct PlatformConfig {
     SimConfig sim;
     HostConfig host;
     link::PcieConfig pcie;
+    link::CcixConfig ccix;
     DeviceConfig device;
     nand::NandConfig nand;
     ScenarioConfig scenario;

@@ -14,8 +14,10 @@ RootPort::RootPort(sc_core::sc_module_name name, host::Iommu& iommu, uint32_t de
       iommu_(iommu),
       default_pasid_(default_pasid),
       ats_(services.stats.counter(this->name(), "ats", "ATS translation requests answered")),
-      ats_failures_(services.stats.counter(this->name(), "ats_failures", "ATS answers with R = W = 0")),
-      memory_(services.stats.counter(this->name(), "memory", "memory requests forwarded to host memory")) {
+      ats_failures_(
+          services.stats.counter(this->name(), "ats_failures", "ATS answers with R = W = 0")),
+      memory_(services.stats.counter(this->name(), "memory",
+                                     "memory requests forwarded to host memory")) {
     link_target.register_b_transport(this, &RootPort::b_transport);
     link_target.register_transport_dbg(this, &RootPort::transport_dbg);
     walk_target.register_b_transport(this, &RootPort::walk_b_transport);
@@ -44,7 +46,8 @@ void RootPort::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
         ats_failures_.add();
     }
     const uint64_t raw = e.encode();
-    for (uint32_t i = 0; i < link::kAtsEntryBytes; ++i) gp.get_data_ptr()[i] = uint8_t(raw >> (8 * i));
+    for (uint32_t i = 0; i < link::kAtsEntryBytes; ++i)
+        gp.get_data_ptr()[i] = uint8_t(raw >> (8 * i));
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

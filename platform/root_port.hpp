@@ -2,8 +2,10 @@
 // III-IV: the N1-SDP root complex in front of host DRAM and the SMMU). A small adapter between
 // the link's host_initiator and the host models:
 //
-//   link.host_initiator --> RootPort::link_target --+-- ATS translation request --> Iommu::translate
-//                                                   +-- memory read/write --------> memory_initiator
+//   link.host_initiator --> RootPort::link_target --+-- ATS translation request -->
+//   Iommu::translate
+//                                                   +-- memory read/write -------->
+//                                                   memory_initiator
 //                                                                                   (HostMemory::socket)
 //
 // An ATS request (core::TlpExt type AtsTranslate, address type TranslationRequest, an 8-byte
@@ -30,7 +32,7 @@ namespace canopy::platform {
 
 class RootPort : public sc_core::sc_module {
   public:
-    tlm_utils::simple_target_socket<RootPort> link_target;          // from PcieLink::host_initiator
+    tlm_utils::simple_target_socket<RootPort> link_target;  // from PcieLink::host_initiator
     // The IOMMU's table walker reaches DRAM through the root complex too (bind
     // Iommu::walk_socket here): HostMemory has one target socket.
     tlm_utils::simple_target_socket<RootPort> walk_target;

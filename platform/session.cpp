@@ -71,8 +71,8 @@ int run_session(const RunOptions& opt) {
     auto params = load_config(cfg, opt.config_file, overrides);
 
     // Parse the whole script before building anything: a bad line costs nothing.
-    std::vector<FlashOp> ops = opt.script.empty() ? build_fc_demo(cfg)
-                                                  : parse_flash_script(opt.script, cfg.nand.geometry);
+    std::vector<FlashOp> ops =
+        opt.script.empty() ? build_fc_demo(cfg) : parse_flash_script(opt.script, cfg.nand.geometry);
 
     core::Services services;
     services.seed = cfg.sim.seed;
@@ -84,8 +84,10 @@ int run_session(const RunOptions& opt) {
     HostScenario host(cfg, platform);
     outputs.simulate();
 
-    if (opt.script.empty()) report_fc_demo(cfg, platform.player, services.stats, std::cout);
-    else platform.player.print_report(std::cout);
+    if (opt.script.empty())
+        report_fc_demo(cfg, platform.player, services.stats, std::cout);
+    else
+        platform.player.print_report(std::cout);
     const bool host_ok = host.report(std::cout, services.stats);
     for (const auto& f : platform.player.failures()) std::cerr << "canopy: " << f << "\n";
 

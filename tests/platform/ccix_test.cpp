@@ -333,9 +333,7 @@ TEST(CcixPlatform, CompareAndSwapLockBetweenHostAndDeviceGivesMutualExclusion) {
             const uint64_t v = p.device_load64(va + 64);
             p.device_store64(va + 64, v + 1);
             --inside;
-            link::RaResult r = p.ra.atomic(
-                kPid, va, core::AtomicRequest{core::AtomicKind::Swap, core::AtomicOp::Add, 8, 0, 0},
-                p.device_offset);
+            link::RaResult r = p.ra.swap(kPid, va, 0, 8, p.device_offset);
             ASSERT_TRUE(r.ok) << r.error;
             p.device_wait_ns(200);
         }
