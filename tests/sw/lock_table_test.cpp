@@ -125,7 +125,7 @@ TEST(LockTable, WaitersAreServedInTheOrderTheyQueued) {
     EXPECT_EQ(order, (std::vector<unsigned>{0, 1, 2}));
 }
 
-TEST(LockTable, UncontendedHostLockCostsSoftwareAndOneFarCas) {
+TEST(LockTable, UncontendedHostLockCostsSoftwareAndOneFarAtomic) {
     Bench b(1);
     LockTableLayout table;
     double again = 0;
@@ -140,8 +140,8 @@ TEST(LockTable, UncontendedHostLockCostsSoftwareAndOneFarCas) {
     });
     sc_core::sc_start();
     const auto& hn = b.home.config();
-    const double cas = b.cores[0]->config().cache.l1_hit_ns + hn.request_ns + hn.slc_hit_ns;
-    EXPECT_NEAR(again, LockClientConfig().software_ns + cas, 1e-3);
+    const double atomic = b.cores[0]->config().cache.l1_hit_ns + hn.request_ns + hn.slc_hit_ns;
+    EXPECT_NEAR(again, LockClientConfig().software_ns + atomic, 1e-3);
     // CALIBRATION (lock table): about 80 ns from the host at low contention.
     EXPECT_NEAR(again, 80.0, 12.0);
 }
