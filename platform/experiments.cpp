@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "platform/ccix_experiments.hpp"
 #include "platform/nand_experiments.hpp"
 #include "platform/pcie_experiments.hpp"
 
@@ -35,6 +36,18 @@ const std::vector<Experiment>& experiments() {
          "addresses); "
          "the paper publishes CCIX/PCIe ratios only, so no published values",
          pcie_latency},
+        {"locality",
+         "CCIX-vs-PCIe paper Sec. IV Exp. 3: local (system-cache hit) write and read latency of "
+         "the u280 and vck5000 profiles, and a working set larger than the u280's system cache",
+         ccix_locality},
+        {"atomics",
+         "CCIX-vs-PCIe paper Sec. IV Exp. 5: AtomicCompare issued by a host core and by the "
+         "device (CCIX far atomic at the home)",
+         ccix_atomics},
+        {"lock-table",
+         "CCIX-vs-PCIe paper Sec. V (neoDBMS): host and device lock record versions in a shared "
+         "lock table in pinned huge-page host memory under rising contention; no double grants",
+         lock_table},
     };
     return list;
 }

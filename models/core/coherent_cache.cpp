@@ -88,6 +88,12 @@ Line* CoherentCache::lookup(uint64_t line, sc_time& delay) {
 }
 
 Line& CoherentCache::install(uint64_t line, LineState state, const uint8_t* data) {
+    // Another caller of the same owner (a second device thread) may have filled the line while
+    // this one waited for the home: its copy is at least as new; take the stronger permission.
+    if (Line* e = l2_.find(line)) {
+        if (is_unique(state) && !is_unique(e->state)) e->state = state;
+        return *e;
+    }
     Line& v = l2_.victim(line);
     if (is_valid(v.state)) {
         sc_time posted = SC_ZERO_TIME;  // the write buffer takes it off the core's path

@@ -1,0 +1,279 @@
+#include "platform/ccix_experiments.hpp"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <systemc>
+
+#include "core/services.hpp"
+#include "platform/isolated.hpp"
+#include "platform/platform.hpp"
+#include "sw/host/lock_table.hpp"
+
+namespace canopy::platform {
+
+namespace {
+
+using nlohmann::json;
+using sc_core::SC_NS;
+using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
+
+double ns_of(const sc_time& t) { return t.to_seconds() * 1e9; }
+double now_ns() { return ns_of(sc_core::sc_time_stamp()); }
+
+// The whole platform with a small flash array (the experiments do not touch it) and one host
+// process whose address space the device works in (PASID Device::kPasid).
+struct Machine {
+    PlatformConfig cfg;
+    core::Services services;
+    std::unique_ptr<Platform> platform;
+    host::HostKernel::Process* proc = nullptr;
+
+    explicit Machine(const link::CcixConfig& ccix = link::CcixConfig()) {
+        cfg.nand.geometry.channels = 1;
+        cfg.nand.geometry.dies_per_channel = 1;
+        cfg.nand.geometry.blocks_per_plane = 16;
+        cfg.ccix = ccix;
+        platform = std::make_unique<Platform>(cfg, services);
+        proc = &platform->host.kernel.create_process("app");
+    }
+    // Pinned huge-page memory shared by host and device (as neoDBMS allocates its lock table).
+    uint64_t shared(uint64_t bytes) {
+        const uint64_t va = platform->host.kernel.mmap(*proc, bytes, host::kPage2M);
+        platform->host.kernel.pin(*proc, va, bytes);
+        return va;
+    }
+    link::RequestAgent& ra() { return platform->device.ra; }
+    // Runs `body` as the accelerator: a device-side thread issuing through the request agent.
+    void device(std::function<void()> body) {
+        sc_core::sc_spawn(std::move(body), ("accelerator" + std::to_string(threads++)).c_str());
+    }
+    unsigned threads = 0;
+    void host(unsigned core, host::HostProgram program) {
+        platform->host.cores[core]->run(*proc, std::move(program));
+    }
+    void check_host() const {
+        const std::string f = platform->host.first_fault();
+        if (!f.empty()) throw std::runtime_error(f);
+    }
+};
+
+// The accelerator's operations, each waiting out its own latency; they return it in ns.
+void check(const link::RaResult& r) {
+    if (!r.ok) throw std::runtime_error("device access failed: " + r.error);
+}
+double dev_load(link::RequestAgent& ra, uint64_t va, uint64_t* value = nullptr) {
+    const double t0 = now_ns();
+    sc_time d = SC_ZERO_TIME;
+    uint64_t v = 0;
+    check(ra.load(Device::kPasid, va, &v, 8, d));
+    sc_core::wait(d);
+    if (value) *value = v;
+    return now_ns() - t0;
+}
+double dev_store(link::RequestAgent& ra, uint64_t va, uint64_t v) {
+    const double t0 = now_ns();
+    sc_time d = SC_ZERO_TIME;
+    check(ra.store(Device::kPasid, va, &v, 8, d));
+    sc_core::wait(d);
+    return now_ns() - t0;
+}
+double dev_cas(link::RequestAgent& ra, uint64_t va, uint64_t expected, uint64_t desired) {
+    const double t0 = now_ns();
+    sc_time d = SC_ZERO_TIME;
+    check(ra.compare_and_swap(Device::kPasid, va, expected, desired, 8, d));
+    sc_core::wait(d);
+    return now_ns() - t0;
+}
+
+// The device side of the lock table: the paper's Bluespec lock module issuing CCIX atomics.
+class DeviceLockPort : public sw::LockPort {
+  public:
+    explicit DeviceLockPort(link::RequestAgent& ra) : ra_(ra) {}
+    uint64_t fetch_add(uint64_t va, uint64_t value) override {
+        sc_time d = SC_ZERO_TIME;
+        auto r = ra_.fetch_add(Device::kPasid, va, value, 8, d);
+        check(r);
+        sc_core::wait(d);
+        return r.value;
+    }
+    uint64_t swap(uint64_t va, uint64_t value) override {
+        core::AtomicRequest a;
+        a.kind = core::AtomicKind::Swap;
+        a.operand = value;
+        sc_time d = SC_ZERO_TIME;
+        auto r = ra_.atomic(Device::kPasid, va, a, d);
+        check(r);
+        sc_core::wait(d);
+        return r.value;
+    }
+    uint64_t load64(uint64_t va) override {
+        uint64_t v = 0;
+        dev_load(ra_, va, &v);
+        return v;
+    }
+    void compute_ns(double ns) override {
+        if (ns > 0) sc_core::wait(sc_time(ns, SC_NS));
+    }
+    double now_ns() override { return platform::now_ns(); }
+
+  private:
+    link::RequestAgent& ra_;
+};
+
+// ---- E5 ------------------------------------------------------------------------------------
+
+json atomics_run(unsigned n) {
+    Machine m;
+    const uint64_t lock = m.shared(2 << 20);
+    double host_sum = 0, dev_sum = 0;
+    m.host(0, [&](host::HostCore& cpu) {
+        cpu.load<uint64_t>(lock + 4096);   // TLB warm
+        cpu.compare_and_swap(lock, 0, 0);  // the line in the SLC
+        for (unsigned i = 0; i < n; ++i) {
+            const sc_time t0 = cpu.now();
+            cpu.compare_and_swap(lock, i, i + 1);
+            host_sum += ns_of(cpu.now() - t0);
+        }
+    });
+    m.device([&] {
+        sc_core::wait(sc_time(100, sc_core::SC_US));  // after the host's phase
+        dev_load(m.ra(), lock + 4096);                // ATC warm (a 2 MiB page)
+        for (unsigned i = 0; i < n; ++i) dev_sum += dev_cas(m.ra(), lock, n + i, n + i + 1);
+    });
+    sc_core::sc_start();
+    m.check_host();
+    return {{"host", host_sum / n}, {"device", dev_sum / n}};
+}
+
+// ---- E3 ------------------------------------------------------------------------------------
+
+json locality_run(const std::string& profile, unsigned n, uint64_t set_bytes) {
+    Machine m(link::CcixConfig::preset(profile));
+    const uint64_t buf = m.shared(2 << 20);
+    double write = 0, read = 0, reread = 0;
+    m.device([&] {
+        dev_store(m.ra(), buf, 1);  // ATC warm, line in the system cache (unique, dirty)
+        for (unsigned i = 0; i < n; ++i) write += dev_store(m.ra(), buf, i);
+        for (unsigned i = 0; i < n; ++i) read += dev_load(m.ra(), buf);
+        for (uint64_t off = 0; off < set_bytes; off += 64) dev_load(m.ra(), buf + 4096 + off);
+        for (uint64_t off = 0; off < set_bytes; off += 64)
+            reread += dev_load(m.ra(), buf + 4096 + off);
+    });
+    sc_core::sc_start();
+    return {{"write", write / n}, {"read", read / n}, {"reread", reread / double(set_bytes / 64)}};
+}
+
+// ---- lock table ------------------------------------------------------------------------------
+
+// Host core 0 and the device lock and unlock record versions of a small table. The device's lock
+// module serves `workers` requests at once (each its own thread on the request agent), each
+// pausing `device_gap_ns` between requests: together they set the contention (0 workers: idle).
+json lock_run(unsigned workers, double device_gap_ns, unsigned locks) {
+    Machine m;
+    sw::LockTableLayout table;
+    table.buckets = 16;
+    table.base = m.shared(2 << 20);
+    constexpr uint64_t kRecords = 8;
+    int holders[16] = {};
+    uint64_t double_grants = 0;
+    double host_sum = 0, dev_sum = 0;
+    unsigned host_n = 0, dev_n = 0;
+    bool host_done = false;
+    auto critical = [&](uint64_t record, auto&& work) {
+        const unsigned b = table.bucket_of(record);
+        if (++holders[b] > 1) ++double_grants;
+        work();
+        --holders[b];
+    };
+    m.host(0, [&](host::HostCore& cpu) {
+        sw::HostLockPort port(cpu);
+        sw::LockClient client(port, table, 1);
+        cpu.load<uint64_t>(table.base);          // TLB warm
+        for (uint64_t r = 0; r < kRecords; ++r)  // buckets in the SLC: steady state from here
+            client.unlock(client.lock(r));
+        for (unsigned i = 0; i < locks; ++i) {
+            const uint64_t record = (i * 5) % kRecords;
+            auto l = client.lock(record);
+            host_sum += l.request_ns;
+            ++host_n;
+            critical(record, [&] { cpu.compute_ns(50); });  // update the record version
+            client.unlock(l);
+            cpu.compute_ns(100);
+        }
+        host_done = true;
+    });
+    for (unsigned w = 0; w < workers; ++w) {
+        m.device([&, w] {
+            DeviceLockPort port(m.ra());
+            sw::LockClientConfig dc;
+            dc.software_ns = 0;  // the lock module's time is in the request agent's issue
+            sw::LockClient client(port, table, 2 + w, dc);
+            dev_load(m.ra(), table.base);  // ATC warm
+            for (uint64_t i = 0; !host_done; ++i) {
+                const uint64_t record = (i * 3 + 1 + w) % kRecords;
+                auto l = client.lock(record);
+                dev_sum += l.request_ns;
+                ++dev_n;
+                critical(record, [&] { sc_core::wait(sc_time(50, SC_NS)); });
+                client.unlock(l);
+                if (device_gap_ns > 0) sc_core::wait(sc_time(device_gap_ns, SC_NS));
+            }
+        });
+    }
+    sc_core::sc_start();
+    m.check_host();
+    return {{"host", host_n ? host_sum / host_n : 0.0},
+            {"device", dev_n ? dev_sum / dev_n : 0.0},
+            {"double_grants", double_grants}};
+}
+
+}  // namespace
+
+std::vector<ExpRow> ccix_atomics(bool quick) {
+    const json r = run_isolated([&] { return atomics_run(quick ? 20 : 200); });
+    return {
+        {"E5.1", "AtomicCompare from a host core (line in the SLC)", r["host"], 50.0, "ns"},
+        {"E5.2", "AtomicCompare from the device, u280 (pub. 740-800)", r["device"], 770.0, "ns"},
+    };
+}
+
+std::vector<ExpRow> ccix_locality(bool quick) {
+    const unsigned n = quick ? 20 : 200;
+    const uint64_t set = 512 * 1024;  // twice the u280's system cache, half the vck5000's L2
+    const json u = run_isolated([&] { return locality_run("u280", n, set); });
+    const json v = run_isolated([&] { return locality_run("vck5000", n, set); });
+    return {
+        {"E3.1", "u280 local hit, write", u["write"], 80.0, "ns"},
+        {"E3.2", "u280 local hit, read", u["read"], 100.0, "ns"},
+        {"E3.3", "vck5000 local hit (two levels), write", v["write"], 150.0, "ns"},
+        {"E3.4", "vck5000 local hit (two levels), read", v["read"], 170.0, "ns"},
+        {"E3.5", "u280 re-reading 512 KiB, per 64 B line", u["reread"], 0.0, "ns"},
+        {"E3.6", "vck5000 re-reading 512 KiB, per 64 B line", v["reread"], 0.0, "ns"},
+        {"E3.7", "vck5000 / u280 on the large working set (pub.: vck5000 faster)",
+         v["reread"].get<double>() / u["reread"].get<double>(), 0.0, "x"},
+    };
+}
+
+std::vector<ExpRow> lock_table(bool quick) {
+    const unsigned locks = quick ? 100 : 400;
+    const json idle = run_isolated([&] { return lock_run(0, 0, locks); });
+    const json low = run_isolated([&] { return lock_run(1, 4000, locks); });
+    const json high = run_isolated([&] { return lock_run(4, 0, locks); });
+    const double grants = idle["double_grants"].get<double>() + low["double_grants"].get<double>() +
+                          high["double_grants"].get<double>();
+    return {
+        {"DB.1", "host lock, device idle", idle["host"], 80.0, "ns"},
+        {"DB.2", "host lock, low contention (1 device request every 4 us)", low["host"], 80.0,
+         "ns"},
+        {"DB.3", "host lock, high contention (4 device requests in flight; pub. 200-250)",
+         high["host"], 225.0, "ns"},
+        {"DB.4", "device lock, low contention (pub. 750-800)", low["device"], 775.0, "ns"},
+        {"DB.5", "device lock, high contention (pub. 750-800, unaffected)", high["device"], 775.0,
+         "ns"},
+        {"DB.6", "locks granted to two holders at once", grants, 0.0, ""},
+    };
+}
+
+}  // namespace canopy::platform

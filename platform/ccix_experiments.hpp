@@ -1,0 +1,22 @@
+// Experiments on the CCIX coherent link (CCIX-vs-PCIe paper, seeds/003 Sections IV-V;
+// CALIBRATION.md E3, E5 and the lock table), each on the whole elaborated platform: host cores
+// running host programs, the home node, the link with the CCIX home and request agents, and a
+// device-side thread standing for the accelerator (the paper's CTG or lock module). Every
+// configuration runs in a child process (run_isolated): SystemC elaborates once per process.
+#pragma once
+
+#include <vector>
+
+#include "platform/experiments.hpp"
+
+namespace canopy::platform {
+
+// E3: local (system-cache hit) write and read latency for the u280 and vck5000 profiles, and
+// re-reading a working set larger than the u280's system cache.
+std::vector<ExpRow> ccix_locality(bool quick);
+// E5: AtomicCompare from a host core and from the device.
+std::vector<ExpRow> ccix_atomics(bool quick);
+// The neoDBMS lock table: host and device lock record versions under rising contention.
+std::vector<ExpRow> lock_table(bool quick);
+
+}  // namespace canopy::platform
