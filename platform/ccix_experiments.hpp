@@ -14,6 +14,8 @@ namespace canopy::platform {
 // E3: local (system-cache hit) write and read latency for the u280 and vck5000 profiles, and
 // re-reading a working set larger than the u280's system cache.
 std::vector<ExpRow> ccix_locality(bool quick);
+// E4: host cores and the device reading and writing random words of a shared buffer.
+std::vector<ExpRow> ccix_coherence(bool quick);
 // E5: AtomicCompare from a host core and from the device.
 std::vector<ExpRow> ccix_atomics(bool quick);
 // The neoDBMS lock table: host and device lock record versions under rising contention.

@@ -40,6 +40,11 @@ const std::vector<Experiment>& experiments() {
          "CCIX-vs-PCIe paper Sec. IV Exp. 3: local (system-cache hit) write and read latency of "
          "the u280 and vck5000 profiles, and a working set larger than the u280's system cache",
          ccix_locality},
+        {"coherence",
+         "CCIX-vs-PCIe paper Sec. IV Exp. 4: host cores and the device read and write random "
+         "words of a shared buffer of 2 MiB .. 32 KiB (huge pages); mean latency and spread per "
+         "side, 1 and 3 host cores",
+         ccix_coherence},
         {"atomics",
          "CCIX-vs-PCIe paper Sec. IV Exp. 5: AtomicCompare issued by a host core and by the "
          "device (CCIX far atomic at the home)",

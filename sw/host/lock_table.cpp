@@ -1,12 +1,11 @@
 #include "sw/host/lock_table.hpp"
 
+#include "core/rng.hpp"
+
 namespace canopy::sw {
 
 uint32_t LockTableLayout::bucket_of(uint64_t record_version) const {
-    uint64_t x = record_version + 0x9e3779b97f4a7c15ull;  // splitmix64's finaliser
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return uint32_t((x ^ (x >> 31)) % buckets);
+    return uint32_t(core::splitmix64(record_version) % buckets);
 }
 
 LockClient::LockClient(LockPort& port, const LockTableLayout& table, uint32_t tag,

@@ -3,6 +3,7 @@
 // trends. Each TEST runs in its own process; each experiment forks one child per configuration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -62,6 +63,24 @@ TEST(PlatformCcixExp, LockTableHostRisesWithContentionDeviceStaysNear) {
     EXPECT_GT(rows["DB.3"].simulated, 2.0 * rows["DB.1"].simulated);   // host: contention costs
     EXPECT_LT(rows["DB.5"].simulated, 1.15 * rows["DB.4"].simulated);  // device: barely
     EXPECT_EQ(rows["DB.6"].simulated, 0.0);                            // never two holders
+}
+
+}  // namespace
+
+namespace {
+
+// E4 is not calibrated yet (see the issue); what holds already: the device's latency stays
+// nearly flat from 2 MiB down to 32 KiB, and each row is a real latency.
+TEST(PlatformCcixExp, CoherenceDeviceLatencyNearlyFlatOverBufferSizes) {
+    auto rows = run_exp("coherence");
+    double lo = 1e9, hi = 0;
+    for (const char* id : {"E4.2", "E4.4", "E4.6", "E4.8"}) {
+        ASSERT_TRUE(rows.count(id)) << id;
+        lo = std::min(lo, rows[id].simulated);
+        hi = std::max(hi, rows[id].simulated);
+    }
+    EXPECT_GT(lo, 400.0);  // every device access that misses crosses the link both ways
+    EXPECT_LT(hi / lo, 1.25);
 }
 
 }  // namespace
