@@ -1,11 +1,14 @@
 // Runs the built `canopy` binary as a user would and captures what it prints.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -56,5 +59,22 @@ inline int count_lines(const std::string& s) {
 inline const char* kSmall =
     "--set nand.geometry.channels=2 --set nand.geometry.dies_per_channel=2 "
     "--set nand.geometry.blocks_per_plane=64 --set scenario.operands=16";
+
+// One row of an experiment's NAME.json.
+struct ExpRow {
+    double simulated = 0, published = 0;
+};
+// Runs `canopy exp NAME --quick` into `dir` and returns its rows by id; status 0 expected.
+inline std::map<std::string, ExpRow> run_experiment(const std::string& name,
+                                                    const std::string& dir) {
+    Run r = run_canopy("exp " + name + " --quick --out " + dir, dir);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::map<std::string, ExpRow> rows;
+    const auto j = nlohmann::json::parse(slurp(dir + "/" + name + ".json"));
+    for (const auto& row : j)
+        rows[row.at("id").get<std::string>()] = {row.at("simulated").get<double>(),
+                                                 row.at("published").get<double>()};
+    return rows;
+}
 
 }  // namespace canopy_test

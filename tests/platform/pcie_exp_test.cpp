@@ -16,19 +16,10 @@ using canopy_test::run_canopy;
 using canopy_test::scratch;
 using canopy_test::slurp;
 
-struct Row {
-    double simulated = 0, published = 0;
-};
+using Row = canopy_test::ExpRow;
 
 std::map<std::string, Row> run_exp(const std::string& name, const std::string& d) {
-    auto r = run_canopy("exp " + name + " --quick --out " + d, d);
-    EXPECT_EQ(r.status, 0) << r.err;
-    std::map<std::string, Row> rows;
-    const auto j = nlohmann::json::parse(slurp(d + "/" + name + ".json"));
-    for (const auto& row : j)
-        rows[row.at("id").get<std::string>()] = {row.at("simulated").get<double>(),
-                                                 row.at("published").get<double>()};
-    return rows;
+    return canopy_test::run_experiment(name, d);
 }
 
 TEST(PlatformPcieExp, AtsCostTrendsAndAnchors) {
