@@ -29,7 +29,8 @@ namespace {
 // The request agent's requests leave for the home in simulated-time order when its caller is a
 // thread (a device-side program); direct calls (experiments, the CTG) keep their annotated time.
 void sync_if_thread(sc_core::sc_time& delay) {
-    if (sc_core::sc_get_current_process_handle().proc_kind() != sc_core::SC_THREAD_PROC_) return;
+    const sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
+    if (!h.valid() || h.proc_kind() != sc_core::SC_THREAD_PROC_) return;
     sc_core::wait(delay);
     delay = sc_core::SC_ZERO_TIME;
 }

@@ -57,6 +57,8 @@ void CcixConfig::describe(core::Params& p) {
         "atomic_ns", ra.atomic_ns, "ns",
         "extra AXI steps of a device atomic [assumed; fits E5 740-800 ns]", 0.0,
         1e6)("snoop_ns", ra.snoop_ns, "ns", "RA handles one snoop [assumed]", 0.0, 1e6);
+    r("max_outstanding", ra.max_outstanding, "",
+      "line requests of one transfer in flight at once [assumed 16: PG118 System Cache]", 1, 1024);
     core::Params s = r.scope("sc");
     core::CoherentCacheConfig& c = ra.cache;
     s("l1.size_bytes", c.l1.size_bytes, "B",

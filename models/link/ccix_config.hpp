@@ -51,6 +51,9 @@ struct CcixRequestAgentConfig {
     double atomic_ns = 140.0;
     // Assumed: a snoop's system-cache lookup and response message (10 cycles).
     double snoop_ns = 40.0;
+    // Line requests of one multi-line transfer in flight at once (the system cache's outstanding
+    // misses). Assumed 16: PG118's System Cache tracks 16-32 outstanding transactions.
+    uint32_t max_outstanding = 16;
     // The system cache: l2 is the last level (u280: the only one), l1 optional. Set by the profile.
     core::CoherentCacheConfig cache;
 };

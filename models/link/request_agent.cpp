@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/payload.hpp"
 #include "link/tlp.hpp"
@@ -73,7 +74,9 @@ RequestAgent::RequestAgent(sc_core::sc_module_name name, const CcixConfig& cfg, 
             "CCIX requests sent to the home agent");
     // After the counters: the cache's name scopes its own statistics ("<ra>.sc.l2.hits").
     cache_ = std::make_unique<core::CoherentCache>(std::string(this->name()) + ".sc", cfg_.ra.cache,
-                                                   *home_, services, sync_);
+                                                   *home_, services, [this](sc_time& d) {
+                                                       if (!overlapping_) sync_(d);
+                                                   });
     snoop_target.register_b_transport(this, &RequestAgent::snoop_b_transport);
     snoop_target.register_transport_dbg(this, &RequestAgent::snoop_dbg);
     accel_target.register_b_transport(this, &RequestAgent::accel_b_transport);
@@ -155,6 +158,40 @@ RaResult RequestAgent::access(Op op, uint32_t pasid, uint64_t va, uint8_t* bytes
         services_.trace.complete(track_, what, "ccix", start,
                                  sc_core::sc_time_stamp() + delay - start, 0,
                                  {{"va", hex(va)}, {"bytes", std::to_string(length)}});
+    return RaResult{};
+}
+
+RaResult RequestAgent::transfer(bool write, uint32_t pasid, uint64_t va, uint8_t* bytes,
+                                uint64_t length, sc_time& delay) {
+    if (length == 0) return fail(refused_, "transfer of 0 bytes at " + hex(va));
+    // Lines overlap in annotated time, so none may wait for the kernel meanwhile: a thread caller
+    // is brought up to date once, before the first line.
+    sync_(delay);
+    struct Overlap {
+        bool& flag;
+        explicit Overlap(bool& f) : flag(f) { flag = true; }
+        ~Overlap() { flag = false; }
+    } overlap(overlapping_);
+    const sc_time t0 = delay;
+    std::vector<sc_time> done;  // when each line's access completed
+    sc_time end = t0;
+    for (uint64_t off = 0; off < length;) {
+        const uint64_t v = va + off;
+        const unsigned n =
+            unsigned(std::min<uint64_t>(length - off, kCcixLineBytes - v % kCcixLineBytes));
+        const size_t k = done.size();
+        sc_time d = t0 + issue_ * double(k);
+        if (k >= cfg_.ra.max_outstanding) d = std::max(d, done[k - cfg_.ra.max_outstanding]);
+        RaResult r = access(write ? Op::Store : Op::Load, pasid, v, bytes + off, n, d);
+        if (!r.ok) {
+            delay = std::max(end, d);
+            return r;
+        }
+        done.push_back(d);
+        end = std::max(end, d);
+        off += n;
+    }
+    delay = end;
     return RaResult{};
 }
 

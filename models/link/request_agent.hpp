@@ -88,6 +88,12 @@ class RequestAgent : public sc_core::sc_module {
                               uint8_t size, sc_core::sc_time& delay);
     RaResult fetch_add(uint32_t pasid, uint64_t va, uint64_t value, uint8_t size,
                        sc_core::sc_time& delay);
+    // A transfer of any length (the accelerator's burst, the paper's CCIX transfers of E1): one
+    // access per line, issued issue_ns apart with at most ra.max_outstanding in flight, so line
+    // misses overlap; `delay` ends when the last line is done. A thread caller is synchronised
+    // once, before the first line; the lines then run at their annotated times.
+    RaResult transfer(bool write, uint32_t pasid, uint64_t va, uint8_t* bytes, uint64_t length,
+                      sc_core::sc_time& delay);
     RaResult swap(uint32_t pasid, uint64_t va, uint64_t value, uint8_t size,
                   sc_core::sc_time& delay);
 
@@ -125,6 +131,7 @@ class RequestAgent : public sc_core::sc_module {
     Sync sync_;
     std::unique_ptr<LinkHome> home_;
     std::unique_ptr<core::CoherentCache> cache_;
+    bool overlapping_ = false;  // inside transfer(): the cache must not synchronise
     sc_core::sc_time issue_, request_, response_, read_return_, atomic_extra_, snoop_time_;
     sc_core::sc_time* current_ = nullptr;  // the caller's delay while an access runs
     uint16_t tag_ = 0;
