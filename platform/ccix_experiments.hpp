@@ -11,6 +11,8 @@
 
 namespace canopy::platform {
 
+// E1: CCIX vs PCIe-DMA latency and throughput, 32 B .. 32 KiB reads and writes.
+std::vector<ExpRow> ccix_latency(bool quick);
 // E3: local (system-cache hit) write and read latency for the u280 and vck5000 profiles, and
 // re-reading a working set larger than the u280's system cache.
 std::vector<ExpRow> ccix_locality(bool quick);

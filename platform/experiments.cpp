@@ -36,6 +36,11 @@ const std::vector<Experiment>& experiments() {
          "addresses); "
          "the paper publishes CCIX/PCIe ratios only, so no published values",
          pcie_latency},
+        {"ccix-latency",
+         "CCIX-vs-PCIe paper Sec. IV Exp. 1: device reads and writes of host memory over CCIX "
+         "(request agent, system-cache misses) and by PCIe DMA, 32 B .. 32 KiB; latency ratios "
+         "and read throughput ratios at 1, 16, 32 KiB",
+         ccix_latency},
         {"locality",
          "CCIX-vs-PCIe paper Sec. IV Exp. 3: local (system-cache hit) write and read latency of "
          "the u280 and vck5000 profiles, and a working set larger than the u280's system cache",

@@ -74,3 +74,18 @@ TEST(PlatformCcixExp, CoherenceDeviceLatencyNearlyFlatOverBufferSizes) {
 }
 
 }  // namespace
+
+namespace {
+
+// E1 runs both paths on the platform; its read side is not calibrated yet (see the issue):
+// asserted are the small-write ratio the paper gives (CCIX ~32% longer: write-allocate fetches
+// the line first) and that larger CCIX transfers overlap their lines (sub-linear growth).
+TEST(PlatformCcixExp, CcixLatencySmallWritesLongerThanPcieAndTransfersOverlap) {
+    auto rows = run_exp("ccix-latency");
+    expect_within(rows, "E1.4", 15);  // 64 B write ratio in the quick sweep (64, 1K, 16K, 32K)
+    ASSERT_TRUE(rows.count("E1.1") && rows.count("E1.5"));
+    const double r64 = rows["E1.1"].simulated, r1k = rows["E1.5"].simulated;
+    EXPECT_LT(r1k, 16 * r64 / 4);  // 16 lines in far less than 16 one-line reads
+}
+
+}  // namespace
