@@ -17,6 +17,7 @@
 #include "link/dma_engine.hpp"
 #include "link/pcie_link.hpp"
 #include "link/tlp.hpp"
+#include "platform/ccix_experiments.hpp"
 #include "platform/root_port.hpp"
 
 namespace canopy::platform {
@@ -125,19 +126,10 @@ void PcieRig::elaborate() {
 }
 
 double PcieRig::ats_link_round_trip_ns() {
-    const link::PcieConfig c;
-    const link::Tlp req{link::TlpKind::AtsRequest, 0, link::kAtsEntryBytes};
-    const link::Tlp cpl{link::TlpKind::AtsCompletion, 0, link::kAtsEntryBytes};
-    return c.upstream.total_ns() + c.downstream.total_ns() +
-           link::serialisation_ns(c, link::tlp_wire_bytes(c, req)) +
-           link::serialisation_ns(c, link::tlp_wire_bytes(c, cpl));
+    return link::ats_link_round_trip_ns(link::PcieConfig());
 }
 
-link::AtcConfig PcieRig::default_atc() {
-    link::AtcConfig c;
-    c.miss_overhead_ns = std::max(0.0, c.miss_overhead_ns - ats_link_round_trip_ns());
-    return c;
-}
+link::AtcConfig PcieRig::default_atc() { return link::atc_for_modelled_link(link::PcieConfig()); }
 
 uint64_t PcieRig::mmap(uint64_t bytes, uint64_t page) { return p_->space_.mmap(bytes, page); }
 uint64_t PcieRig::physical(uint64_t bytes) { return p_->frames_.allocate(bytes, host::kPage4K); }
@@ -208,6 +200,8 @@ Sweep sweep(PcieRig& b, uint64_t va, uint64_t bytes, uint64_t chunk) {
 }  // namespace
 
 std::vector<ExpRow> ats_cost(bool quick) {
+    // The CCIX side elaborates the whole platform in a child process: before this process's rigs.
+    const std::vector<ExpRow> ccix = ccix_ats_cost();
     std::vector<ExpRow> rows;
     // A second rig with a blocking ATC (one translation at a time, each page translated only
     // after the previous one moved) shows what overlapping the translations buys.
@@ -307,6 +301,7 @@ std::vector<ExpRow> ats_cost(bool quick) {
                     bmiss32k, 0, "ns"});
     rows.push_back({"E2.19", "32 KiB read miss/hit ratio, blocking ATC (no published value)",
                     bmiss32k / bhit32k, 0, "x"});
+    rows.insert(rows.end(), ccix.begin(), ccix.end());
     return rows;
 }
 

@@ -223,4 +223,18 @@ void Atc::invalidate_all() {
         }
 }
 
+double ats_link_round_trip_ns(const PcieConfig& c) {
+    const Tlp req{TlpKind::AtsRequest, 0, kAtsEntryBytes};
+    const Tlp cpl{TlpKind::AtsCompletion, 0, kAtsEntryBytes};
+    return c.upstream.total_ns() + c.downstream.total_ns() +
+           serialisation_ns(c, tlp_wire_bytes(c, req)) +
+           serialisation_ns(c, tlp_wire_bytes(c, cpl));
+}
+
+AtcConfig atc_for_modelled_link(const PcieConfig& link) {
+    AtcConfig c;
+    c.miss_overhead_ns = std::max(0.0, c.miss_overhead_ns - ats_link_round_trip_ns(link));
+    return c;
+}
+
 }  // namespace canopy::link

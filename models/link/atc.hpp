@@ -33,6 +33,7 @@
 
 #include "core/config.hpp"
 #include "core/services.hpp"
+#include "link/pcie_config.hpp"
 
 namespace canopy::link {
 
@@ -124,6 +125,13 @@ class Atc : public sc_core::sc_module {
     core::Counter &lookups_, &hits_, &misses_, &failures_, &evictions_, &invalidations_;
     core::Distribution& latency_;
 };
+
+// The link's share of one ATS round trip on an idle link: the request TLP upstream and its 8-byte
+// completion downstream, each a pipeline traversal plus serialisation. A platform that models the
+// link charges this there, so its ATC's miss overhead is the paper's 1136 ns less this.
+double ats_link_round_trip_ns(const PcieConfig& link);
+// The ATC config for a platform modelling the link: miss_overhead_ns less ats_link_round_trip_ns.
+AtcConfig atc_for_modelled_link(const PcieConfig& link);
 
 // Page sizes an ATC entry may hold: 4 KiB, 64 KiB, 2 MiB, 32 MiB, 1 GiB.
 const std::vector<uint64_t>& atc_page_sizes();
