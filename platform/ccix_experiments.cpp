@@ -8,6 +8,7 @@
 #include "core/rng.hpp"
 #include "core/services.hpp"
 #include "core/stats.hpp"
+#include "platform/ccix_machine.hpp"
 #include "platform/isolated.hpp"
 #include "platform/platform.hpp"
 #include "sw/host/lock_table.hpp"
@@ -20,74 +21,6 @@ using nlohmann::json;
 using sc_core::SC_NS;
 using sc_core::sc_time;
 using sc_core::SC_ZERO_TIME;
-
-double ns_of(const sc_time& t) { return t.to_seconds() * 1e9; }
-double now_ns() { return ns_of(sc_core::sc_time_stamp()); }
-
-// The whole platform with a small flash array (the experiments do not touch it) and one host
-// process whose address space the device works in (PASID Device::kPasid).
-struct Machine {
-    PlatformConfig cfg;
-    core::Services services;
-    std::unique_ptr<Platform> platform;
-    host::HostKernel::Process* proc = nullptr;
-
-    explicit Machine(const link::CcixConfig& ccix = link::CcixConfig()) {
-        cfg.nand.geometry.channels = 1;
-        cfg.nand.geometry.dies_per_channel = 1;
-        cfg.nand.geometry.blocks_per_plane = 16;
-        cfg.ccix = ccix;
-        platform = std::make_unique<Platform>(cfg, services);
-        proc = &platform->host.kernel.create_process("app");
-    }
-    // Pinned huge-page memory shared by host and device (as neoDBMS allocates its lock table).
-    uint64_t shared(uint64_t bytes) {
-        const uint64_t va = platform->host.kernel.mmap(*proc, bytes, host::kPage2M);
-        platform->host.kernel.pin(*proc, va, bytes);
-        return va;
-    }
-    link::RequestAgent& ra() { return platform->device.ra; }
-    // Runs `body` as the accelerator: a device-side thread issuing through the request agent.
-    void device(std::function<void()> body) {
-        sc_core::sc_spawn(std::move(body), ("accelerator" + std::to_string(threads++)).c_str());
-    }
-    unsigned threads = 0;
-    void host(unsigned core, host::HostProgram program) {
-        platform->host.cores[core]->run(*proc, std::move(program));
-    }
-    void check_host() const {
-        const std::string f = platform->host.first_fault();
-        if (!f.empty()) throw std::runtime_error(f);
-    }
-};
-
-// The accelerator's operations, each waiting out its own latency; they return it in ns.
-void check(const link::RaResult& r) {
-    if (!r.ok) throw std::runtime_error("device access failed: " + r.error);
-}
-double dev_load(link::RequestAgent& ra, uint64_t va, uint64_t* value = nullptr) {
-    const double t0 = now_ns();
-    sc_time d = SC_ZERO_TIME;
-    uint64_t v = 0;
-    check(ra.load(Device::kPasid, va, &v, 8, d));
-    sc_core::wait(d);
-    if (value) *value = v;
-    return now_ns() - t0;
-}
-double dev_store(link::RequestAgent& ra, uint64_t va, uint64_t v) {
-    const double t0 = now_ns();
-    sc_time d = SC_ZERO_TIME;
-    check(ra.store(Device::kPasid, va, &v, 8, d));
-    sc_core::wait(d);
-    return now_ns() - t0;
-}
-double dev_cas(link::RequestAgent& ra, uint64_t va, uint64_t expected, uint64_t desired) {
-    const double t0 = now_ns();
-    sc_time d = SC_ZERO_TIME;
-    check(ra.compare_and_swap(Device::kPasid, va, expected, desired, 8, d));
-    sc_core::wait(d);
-    return now_ns() - t0;
-}
 
 // The device side of the lock table: the paper's Bluespec lock module issuing CCIX atomics.
 class DeviceLockPort : public sw::LockPort {
@@ -231,105 +164,6 @@ json lock_run(unsigned workers, double device_gap_ns, unsigned locks) {
             {"double_grants", double_grants}};
 }
 
-// ---- E4 ------------------------------------------------------------------------------------
-
-// `host_cores` cores and the device read and write random 8-byte words of a shared buffer of
-// `bytes` (half reads, half writes), each side back to back; mean latency and spread per side.
-json coherence_run(uint64_t bytes, unsigned host_cores, unsigned ops) {
-    Machine m;
-    const uint64_t buf = m.shared(2 << 20);
-    core::Distribution host_lat("host", "ns", ""), dev_lat("device", "ns", "");
-    unsigned running = host_cores;
-    for (unsigned c = 0; c < host_cores; ++c) {
-        m.host(c, [&, c](host::HostCore& cpu) {
-            core::Rng rng(core::derive_seed(7, "host" + std::to_string(c)));
-            cpu.load<uint64_t>(buf);  // TLB warm
-            for (unsigned i = 0; i < ops; ++i) {
-                const uint64_t va = buf + (rng() % (bytes / 8)) * 8;
-                const sc_time t0 = cpu.now();
-                if (rng() & 1)
-                    cpu.store<uint64_t>(va, i);
-                else
-                    cpu.load<uint64_t>(va);
-                cpu.sync();  // each access completes before the next: latency, not throughput
-                host_lat.sample(ns_of(cpu.now() - t0));
-            }
-            --running;
-        });
-    }
-    m.device([&] {
-        core::Rng rng(core::derive_seed(7, "device"));
-        dev_load(m.ra(), buf);  // ATC warm
-        while (running > 0) {
-            const uint64_t va = buf + (rng() % (bytes / 8)) * 8;
-            dev_lat.sample((rng() & 1) ? dev_store(m.ra(), va, 1) : dev_load(m.ra(), va));
-        }
-    });
-    sc_core::sc_start();
-    m.check_host();
-    auto side = [](const core::Distribution& d) {
-        return json{{"mean", d.mean()}, {"spread", d.percentile(90) - d.percentile(10)}};
-    };
-    return {{"host", side(host_lat)}, {"device", side(dev_lat)}};
-}
-
-// ---- E1 ------------------------------------------------------------------------------------
-
-// Device reads (host -> device) and writes (device -> host) of `sizes` bytes, each on fresh lines
-// (no cache holds them), once over CCIX (the request agent, virtual addresses, ATC warm) and
-// once by PCIe DMA (physical addresses, as the paper's TaPaSCo measurements).
-json latency_run(const std::vector<uint64_t>& sizes) {
-    Machine m;
-    const uint64_t region = 32ull << 20;
-    const uint64_t buf = m.shared(region);
-    json out = json::array();
-    m.device([&] {
-        dev_load(m.ra(), buf);  // ATC warm (huge pages: one entry per 2 MiB)
-        for (uint64_t p = 2 << 20; p < region; p += 2 << 20) dev_load(m.ra(), buf + p);
-        uint64_t next = 4096;  // fresh lines for every transfer
-        std::vector<uint8_t> data(64 * 1024);
-        auto fresh = [&](uint64_t n) {
-            const uint64_t va = next;
-            next += (n + 4095) / 4096 * 4096 + 4096;
-            return buf + va;
-        };
-        auto ccix = [&](bool write, uint64_t n) {
-            const double t0 = now_ns();
-            sc_time d = SC_ZERO_TIME;
-            check(m.ra().transfer(write, Device::kPasid, fresh(n), data.data(), n, d));
-            sc_core::wait(d);
-            return now_ns() - t0;
-        };
-        auto dma = [&](bool write, uint64_t n) {
-            link::DmaDescriptor desc;
-            desc.direction =
-                write ? link::DmaDirection::DeviceToHost : link::DmaDirection::HostToDevice;
-            desc.host_address = m.proc->space->translate(fresh(n))->pa;
-            desc.length = n;
-            sc_time d = SC_ZERO_TIME;
-            const double t0 = now_ns();
-            const link::DmaResult r = m.platform->device.dma.execute(desc, d);
-            if (!r.ok) throw std::runtime_error("DMA failed: " + r.error);
-            sc_core::wait(d);
-            return now_ns() - t0;
-        };
-        for (uint64_t n : sizes) {
-            json row = {{"bytes", n}};
-            row["ccix_read"] = ccix(false, n);
-            sc_core::wait(sc_time(5, sc_core::SC_US));
-            row["dma_read"] = dma(false, n);
-            sc_core::wait(sc_time(5, sc_core::SC_US));
-            row["ccix_write"] = ccix(true, n);
-            sc_core::wait(sc_time(5, sc_core::SC_US));
-            row["dma_write"] = dma(true, n);
-            sc_core::wait(sc_time(5, sc_core::SC_US));
-            out.push_back(row);
-        }
-    });
-    sc_core::sc_start();
-    return out;
-}
-
 }  // namespace
 
 std::vector<ExpRow> ccix_ats_cost() {
@@ -351,59 +185,6 @@ std::vector<ExpRow> ccix_ats_cost() {
         {"E2.21", "CCIX 64 B read, ATC hit, system-cache miss", hit, 700, "ns"},
         {"E2.22", "CCIX 64 B read miss/hit ratio (paper: ~3x)", miss / hit, 3.0, "x"},
     };
-}
-
-std::vector<ExpRow> ccix_latency(bool quick) {
-    const std::vector<uint64_t> sizes =
-        quick ? std::vector<uint64_t>{64, 1024, 16384, 32768}
-              : std::vector<uint64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
-    const json r = run_isolated([&] { return latency_run(sizes); });
-    std::vector<ExpRow> rows;
-    int k = 1;
-    auto id = [&] { return "E1." + std::to_string(k++); };
-    for (const auto& x : r) {
-        const uint64_t n = x["bytes"];
-        const std::string at = std::to_string(n) + " B";
-        const double cr = x["ccix_read"], dr = x["dma_read"], cw = x["ccix_write"],
-                     dw = x["dma_write"];
-        rows.push_back({id(), "CCIX read latency, " + at, cr, 0.0, "ns"});
-        rows.push_back({id(), "PCIe-DMA read latency, " + at, dr, 0.0, "ns"});
-        // The paper: CCIX reads ~33% shorter below 4 KiB; small writes ~32% longer.
-        rows.push_back(
-            {id(), "CCIX/PCIe read latency, " + at, cr / dr, n < 4096 ? 0.67 : 0.0, "x"});
-        rows.push_back(
-            {id(), "CCIX/PCIe write latency, " + at, cw / dw, n <= 64 ? 1.32 : 0.0, "x"});
-        const double published_thr = n == 1024 ? 3.3 : n == 16384 ? 1.29 : n == 32768 ? 0.87 : 0.0;
-        if (published_thr > 0)
-            rows.push_back({id(), "CCIX/PCIe read throughput, " + at, dr / cr, published_thr, "x"});
-    }
-    return rows;
-}
-
-std::vector<ExpRow> ccix_coherence(bool quick) {
-    const unsigned ops = quick ? 2000 : 20000;
-    std::vector<ExpRow> rows;
-    int k = 1;
-    auto id = [&] { return "E4." + std::to_string(k++); };
-    json last;
-    for (uint64_t kib : {2048, 512, 128, 32}) {
-        last = run_isolated([&] { return coherence_run(kib * 1024, 1, ops); });
-        const std::string where = std::to_string(kib) + " KiB shared, 1 host core";
-        rows.push_back({id(), "host mean, " + where, last["host"]["mean"], 0.0, "ns"});
-        rows.push_back({id(), "device mean, " + where, last["device"]["mean"], 0.0, "ns"});
-    }
-    rows.back().published = 674.0;
-    rows[rows.size() - 2].published = 333.0;
-    const json three = run_isolated([&] { return coherence_run(32 * 1024, 3, ops); });
-    rows.push_back(
-        {id(), "host mean, 32 KiB shared, 3 host cores", three["host"]["mean"], 235.0, "ns"});
-    rows.push_back(
-        {id(), "device mean, 32 KiB shared, 3 host cores", three["device"]["mean"], 741.0, "ns"});
-    rows.push_back(
-        {id(), "host p90-p10 spread, 32 KiB, 1 core", last["host"]["spread"], 0.0, "ns"});
-    rows.push_back(
-        {id(), "device p90-p10 spread, 32 KiB, 1 core", last["device"]["spread"], 0.0, "ns"});
-    return rows;
 }
 
 std::vector<ExpRow> ccix_atomics(bool quick) {
