@@ -77,4 +77,12 @@ inline std::map<std::string, ExpRow> run_experiment(const std::string& name,
     return rows;
 }
 
+// Expects row `id` to be within `pct` percent of its published value.
+inline void expect_within(const std::map<std::string, ExpRow>& rows, const std::string& id,
+                          double pct) {
+    ASSERT_TRUE(rows.count(id)) << id;
+    const ExpRow& r = rows.at(id);
+    EXPECT_NEAR(r.simulated, r.published, r.published * pct / 100.0) << id;
+}
+
 }  // namespace canopy_test
