@@ -71,10 +71,10 @@ enum Op : uint8_t {
 constexpr uint8_t kSink = 32;  // writes to x0 land here; nothing reads it
 
 // mstatus / mie / mip bits.
-constexpr uint32_t kMie = 1u << 3, kMpie = 1u << 7, kMppMachine = 3u << 11;
+constexpr uint32_t kMie = 1u << 3, kMpie = 1u << 7, kMpp = 3u << 11;
 constexpr uint32_t kMsip = 1u << cause::kMsi, kMtip = 1u << cause::kMti, kMeip = 1u << cause::kMei;
 constexpr uint32_t kIrqMask = kMsip | kMtip | kMeip;
-constexpr uint32_t kMisa = (1u << 30) | (1u << 8) | (1u << 12);  // MXL=32, I, M
+constexpr uint32_t kMisa = (1u << 30) | (1u << 8) | (1u << 12) | (1u << 20);  // MXL=32, I, M, U
 
 constexpr uint32_t kLineBytes = 64;          // invalidation granule of the decode cache
 constexpr uint32_t kWindowBytes = 1u << 20;  // most code one decode cache covers
@@ -641,7 +641,9 @@ void Rv32Core::trap(uint32_t mcause, uint32_t mtval) {
     mepc_ = epc;
     mcause_ = mcause;
     mtval_ = mtval;
-    mstatus_ = (mstatus_ & ~(kMie | kMpie)) | ((mstatus_ & kMie) ? kMpie : 0);
+    mstatus_ = (mstatus_ & ~(kMie | kMpie | kMpp)) | ((mstatus_ & kMie) ? kMpie : 0) |
+               (uint32_t(priv_) << 11);
+    set_privilege(3);
     const uint32_t base = mtvec_ & ~3u;
     const bool vectored = (mtvec_ & 1) && (mcause & cause::kInterrupt);
     pc_ = vectored ? base + 4 * (mcause & ~cause::kInterrupt) : base;
@@ -684,15 +686,26 @@ Insn* Rv32Core::resolve_slow(uint32_t pc) {
         set_costs(c.fetch_stall);
         return c.insn.data() + ((pc - c.base) >> 2);
     };
+    // User mode executes only inside its code segment, from decode caches that end at the
+    // segment's end (their end marker makes running off it come back here and fault).
+    const bool user = priv_ != 3;
+    const uint64_t seg_lo = seg_.code_base, seg_end = uint64_t(seg_.code_base) + seg_.code_size;
+    if (user && (pc < seg_lo || uint64_t(pc) + 4 > seg_end)) {
+        fault_ = make(kFetchFault);
+        return &fault_;
+    }
     for (auto& c : caches_)
-        if (pc - c->base < c->size) return activate(*c);
+        if (pc - c->base < c->size &&
+            (!user || (c->base >= seg_lo && c->base + uint64_t(c->size) <= seg_end)))
+            return activate(*c);
     if (cfg_.dmi) {
         Region* r = find_region(pc);
         if (!r) r = acquire_dmi(pc, tlm::TLM_READ_COMMAND);
         if (r && r->rd) {
             const uint64_t wbase = pc & ~uint64_t(kWindowBytes - 1);
-            const uint64_t lo = (std::max(r->lo, wbase) + 3) & ~uint64_t(3);
-            const uint64_t end = std::min(r->hi + 1, wbase + kWindowBytes) & ~uint64_t(3);
+            uint64_t lo = std::max(r->lo, wbase), end = std::min(r->hi + 1, wbase + kWindowBytes);
+            if (user) lo = std::max(lo, seg_lo), end = std::min(end, seg_end);
+            lo = (lo + 3) & ~uint64_t(3), end &= ~uint64_t(3);
             if (lo <= pc && pc + 4 <= end) {
                 auto c = std::make_unique<CodeCache>();
                 c->base = uint32_t(lo);
@@ -872,7 +885,51 @@ static void fast_window(uint64_t lo, uint64_t hi, uint8_t* mem, uint32_t& base, 
     base = uint32_t(b), size = uint32_t(e - b), ptr = mem + (b - lo);
 }
 
+bool Rv32Core::in_data_segment(uint32_t addr, uint32_t len) const {
+    return addr >= seg_.data_base &&
+           uint64_t(addr) + len <= uint64_t(seg_.data_base) + seg_.data_size;
+}
+
+// In user mode the fast paths cover only the data segment.
+void Rv32Core::clip_to_data_segment(uint32_t& base, uint32_t& size, uint8_t*& ptr) const {
+    if (priv_ == 3 || size == 0) return;
+    const uint64_t lo = std::max<uint64_t>(base, seg_.data_base),
+                   end = std::min<uint64_t>(uint64_t(base) + size,
+                                            uint64_t(seg_.data_base) + seg_.data_size);
+    if (end <= lo + 3) {
+        size = 0;
+        return;
+    }
+    const uint64_t b = (lo + 3) & ~uint64_t(3), e = end & ~uint64_t(3);
+    ptr += b - base, base = uint32_t(b), size = e > b ? uint32_t(e - b) : 0;
+}
+
+void Rv32Core::set_privilege(uint8_t p) {
+    if (p == priv_) return;
+    priv_ = p;
+    // Fetch windows and fast paths were sized for the old mode's reach.
+    drop_fast_paths();
+    cur_base_ = cur_size_ = 0;
+    need_resolve_ = true;
+    limit_ = 0;
+    if (priv_probe_) priv_probe_->set(p, sc_time::from_value(local_ticks()));
+}
+
+void Rv32Core::set_segments(const Segments& s) {
+    seg_ = s;
+    if (priv_ == 3) return;
+    drop_fast_paths();
+    cur_base_ = cur_size_ = 0;
+    need_resolve_ = true;
+    limit_ = 0;
+}
+
 bool Rv32Core::load_slow(uint32_t addr, uint32_t len, uint32_t& value) {
+    if (priv_ != 3 && !in_data_segment(addr, len)) {
+        value = 0;
+        trap(cause::kLoadAccessFault, addr);
+        return false;
+    }
     Region* r = find_region(addr);
     if (!r) r = acquire_dmi(addr, tlm::TLM_READ_COMMAND);
     value = 0;
@@ -882,6 +939,7 @@ bool Rv32Core::load_slow(uint32_t addr, uint32_t len, uint32_t& value) {
         ++n_dmi_loads_;
         if (watchpoints_.empty()) {
             fast_window(r->lo, r->hi, r->mem, ld_base_, ld_size_, ld_mem_);
+            clip_to_data_segment(ld_base_, ld_size_, ld_mem_);
             ld_lat_ = r->rlat;
         }
     } else {
@@ -899,6 +957,10 @@ bool Rv32Core::load_slow(uint32_t addr, uint32_t len, uint32_t& value) {
 }
 
 bool Rv32Core::store_slow(uint32_t addr, uint32_t len, uint32_t value) {
+    if (priv_ != 3 && !in_data_segment(addr, len)) {
+        trap(cause::kStoreAccessFault, addr);
+        return false;
+    }
     Region* r = find_region(addr);
     if (!r) r = acquire_dmi(addr, tlm::TLM_WRITE_COMMAND);
     if (r && r->wr && uint64_t(addr) + len - 1 <= r->hi) {
@@ -907,6 +969,7 @@ bool Rv32Core::store_slow(uint32_t addr, uint32_t len, uint32_t value) {
         ++n_dmi_stores_;
         if (watchpoints_.empty()) {
             fast_window(r->lo, r->hi, r->mem, st_base_, st_size_, st_mem_);
+            clip_to_data_segment(st_base_, st_size_, st_mem_);
             st_lat_ = r->wlat;
         }
     } else {
@@ -959,7 +1022,7 @@ bool Rv32Core::csr_read(uint16_t a, uint32_t& v) const {
     };
     switch (a) {
         case 0x300:
-            v = (mstatus_ & (kMie | kMpie)) | kMppMachine;
+            v = mstatus_ & (kMie | kMpie | kMpp);
             return true;  // mstatus
         case 0x301:
             v = kMisa;
@@ -1042,7 +1105,8 @@ bool Rv32Core::csr_write(uint16_t a, uint32_t v) {
                    minstret = instret_ + uint64_t(minstret_delta_);
     switch (a) {
         case 0x300:
-            mstatus_ = v & (kMie | kMpie);
+            // MPP is WARL: M or U (no S mode); anything else reads back as U.
+            mstatus_ = (v & (kMie | kMpie)) | ((v & kMpp) == kMpp ? kMpp : 0);
             return true;  // may enable interrupts
         case 0x304:
             mie_ = v & kIrqMask;
@@ -1086,7 +1150,9 @@ bool Rv32Core::csr_insn(const Insn& d) {
     const bool rw = d.op == kCsrrw || d.op == kCsrrwi;
     const bool writes = rw || d.rs1 != 0;  // CSRRS/C with x0 or uimm 0 do not write
     uint32_t old = 0;
-    if (!csr_read(a, old) || (writes && (a >> 10) == 3)) {
+    // User mode reaches only the user counters (cycle, time, instret: bits 9:8 of the number 0).
+    const bool denied = priv_ != 3 && ((a >> 8) & 3) != 0;
+    if (denied || !csr_read(a, old) || (writes && (a >> 10) == 3)) {
         trap(cause::kIllegalInstr, csr_raw(d));
         return false;
     }
@@ -1108,7 +1174,7 @@ void Rv32Core::system_insn(const Insn& d) {
             ++instret_, cycle_ += c_alu_, pc_ += 4, ++ip_;
             return;
         case kEcall:
-            trap(cause::kEcallM, 0);
+            trap(priv_ == 3 ? cause::kEcallM : cause::kEcallU, 0);
             return;
         case kEbreak:
             if (debugger_) {
@@ -1118,14 +1184,25 @@ void Rv32Core::system_insn(const Insn& d) {
                 trap(cause::kBreakpoint, pc_);
             }
             return;
-        case kMret:
-            mstatus_ = (mstatus_ & ~kMie) | ((mstatus_ & kMpie) ? kMie : 0) | kMpie;
+        case kMret: {
+            if (priv_ != 3) {
+                trap(cause::kIllegalInstr, 0x30200073u);
+                return;
+            }
+            const uint8_t to = uint8_t((mstatus_ & kMpp) >> 11);
+            mstatus_ = (mstatus_ & ~(kMie | kMpp)) | ((mstatus_ & kMpie) ? kMie : 0) | kMpie;
+            set_privilege(to);  // MPP becomes U, the least-privileged mode
             pc_ = mepc_;
             ++instret_, cycle_ += c_branch_;
             need_resolve_ = true;
             limit_ = 0;
             return;
+        }
         case kWfi:
+            if (priv_ != 3) {  // no S mode, TW unimplemented: user code may not sleep the core
+                trap(cause::kIllegalInstr, 0x10500073u);
+                return;
+            }
             ++instret_, cycle_ += c_alu_, pc_ += 4, ++ip_;
             if (!(mie_ & mip_)) {
                 sleeping_ = true;

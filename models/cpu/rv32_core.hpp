@@ -70,7 +70,16 @@ struct CoreConfig {
     void describe(core::Params& p);  // keys relative to the caller's scope
 };
 
-enum class Privilege : uint8_t { Machine = 3 };
+enum class Privilege : uint8_t { User = 0, Machine = 3 };
+
+// (added) The SPU's segment registers [Willow 3.1 "Code and Data Protection"]: while the core runs
+// in user mode (an SSD App, entered by mret with mstatus.MPP = U) it may fetch only from
+// [code_base, code_base + code_size) and load and store only in [data_base, data_base +
+// data_size); anything else raises an instruction, load or store access fault (mtval = the
+// address) and the trap returns to machine mode (SPU-OS), where segments do not apply.
+struct Segments {
+    uint32_t code_base = 0, code_size = 0, data_base = 0, data_size = 0;
+};
 
 // Why the core stopped running instructions.
 enum class StopReason : uint8_t {
@@ -87,7 +96,7 @@ enum class StopReason : uint8_t {
 namespace cause {
 constexpr uint32_t kInstrMisaligned = 0, kInstrAccessFault = 1, kIllegalInstr = 2, kBreakpoint = 3,
                    kLoadMisaligned = 4, kLoadAccessFault = 5, kStoreMisaligned = 6,
-                   kStoreAccessFault = 7, kEcallM = 11;
+                   kStoreAccessFault = 7, kEcallU = 8, kEcallM = 11;
 constexpr uint32_t kInterrupt = 0x80000000u;
 constexpr uint32_t kMsi = 3, kMti = 7, kMei = 11;  // also the mip/mie bit numbers
 }  // namespace cause
@@ -158,6 +167,12 @@ class Rv32Core : public sc_core::sc_module {
     void set_max_run_ahead(const sc_core::sc_time& t);
     sc_core::sc_time max_run_ahead() const;
     const CoreConfig& config() const { return cfg_; }
+    // (added) User mode. The core starts in machine mode; mret enters mstatus.MPP, a trap returns
+    // to machine mode. Segments may change at any time (the SPU's registers call this); they
+    // apply from the next instruction.
+    Privilege privilege() const { return Privilege(priv_); }
+    void set_segments(const Segments& s);
+    const Segments& segments() const { return seg_; }
 
     // Pre-decoded instruction (rv32_core.cpp); public so that the decoder can be a free function.
     struct Insn {
@@ -196,6 +211,9 @@ class Rv32Core : public sc_core::sc_module {
     bool csr_write(uint16_t addr, uint32_t v);
     void system_insn(const Insn& d);
     void set_costs(uint32_t fetch_stall);
+    void set_privilege(uint8_t p);
+    bool in_data_segment(uint32_t addr, uint32_t len) const;
+    void clip_to_data_segment(uint32_t& base, uint32_t& size, uint8_t*& ptr) const;
     void sync_to_kernel();
     void reanchor_if_behind();
     uint64_t local_ticks() const;
@@ -210,8 +228,10 @@ class Rv32Core : public sc_core::sc_module {
     // Architectural state. x_[32] is the sink for writes to x0.
     std::array<uint32_t, 33> x_{};
     uint32_t pc_ = 0;
-    uint32_t mstatus_ = 0, mie_ = 0, mip_ = 0, mtvec_ = 0, mscratch_ = 0, mepc_ = 0, mcause_ = 0,
-             mtval_ = 0;
+    uint8_t priv_ = 3;  // Privilege
+    Segments seg_;
+    uint32_t mstatus_ = 3u << 11 /* MPP = M */, mie_ = 0, mip_ = 0, mtvec_ = 0, mscratch_ = 0,
+             mepc_ = 0, mcause_ = 0, mtval_ = 0;
     uint64_t cycle_ = 0, instret_ = 0;
     int64_t mcycle_delta_ = 0, minstret_delta_ = 0;  // CSR view minus the internal counters
 

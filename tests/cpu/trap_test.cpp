@@ -113,13 +113,13 @@ TEST_F(CpuCsr, MachineInformationAndStatus) {
     a.csrw(csrn::mip, t0).csrr(s3, csrn::mip);  // mip bits are driven by the lines only
     a.exit(zero);
     ASSERT_TRUE(run_program(a)) << trap_log();
-    EXPECT_EQ(x(a0), 0x40001100u);  // MXL = 32, I, M
+    EXPECT_EQ(x(a0), 0x40101100u);  // MXL = 32, I, M, U
     EXPECT_EQ(x(a1), 0x1800u);      // MPP = M
     EXPECT_EQ(x(a2), 0u);
     EXPECT_EQ(x(a3), 0u);
     EXPECT_EQ(x(a4), 0u);
     EXPECT_EQ(x(a5), 0u);
-    EXPECT_EQ(x(a6), 0x40001100u);
+    EXPECT_EQ(x(a6), 0x40101100u);
     EXPECT_EQ(x(a7), 0x1888u);  // MIE, MPIE, MPP
     EXPECT_EQ(x(s2), 0x888u);   // MSIE, MTIE, MEIE
     EXPECT_EQ(x(s3), 0u);
@@ -371,9 +371,9 @@ TEST_F(CpuTrap, MretRestoresMieFromMpie) {
     a.label("ret").csrr(t1, csrn::mepc)(addi(t1, t1, 4)).csrw(csrn::mepc, t1)(mret());
     ASSERT_TRUE(run_program(a)) << trap_log();
     EXPECT_EQ(x(s1), 0x1880u);  // in the handler: MIE 0, MPIE 1 (MIE was 1)
-    EXPECT_EQ(x(s2), 0x1888u);  // after mret: MIE 1 again, MPIE 1
+    EXPECT_EQ(x(s2), 0x88u);    // after mret: MIE 1 again, MPIE 1, MPP = U (least privileged)
     EXPECT_EQ(x(s3), 0x1800u);  // second trap with MIE 0: MPIE 0
-    EXPECT_EQ(x(s4), 0x1880u);  // mret: MIE = MPIE = 0, MPIE = 1
+    EXPECT_EQ(x(s4), 0x80u);    // mret: MIE = MPIE = 0, MPIE = 1, MPP = U
 }
 
 TEST_F(CpuTrap, TrapsAppearInTheTransactionTrace) {
