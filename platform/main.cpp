@@ -2,6 +2,8 @@
 // the configuration. Input errors print one line naming the input and exit with status 2.
 #include <boost/program_options.hpp>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <systemc>
 
@@ -9,6 +11,7 @@
 #include "platform/experiments.hpp"
 #include "platform/iss_harness.hpp"
 #include "platform/platform_config.hpp"
+#include "platform/register_maps.hpp"
 #include "platform/session.hpp"
 #include "platform/version.hpp"
 
@@ -30,10 +33,11 @@ const char* kUsage =
     "  exp      run an experiment that reproduces published figures (exp --list)\n"
     "  iss      run an RV32 program (ELF) on one SPU core\n"
     "  config   show the effective configuration (config --dump)\n"
+    "  regs     register maps: C headers for firmware and drivers, tables for the docs\n"
     "\n"
     "canopy <command> --help shows the command's options; canopy --version its version.\n";
 
-const std::vector<std::string> kCommands = {"run", "flash", "exp", "iss", "config"};
+const std::vector<std::string> kCommands = {"run", "flash", "exp", "iss", "config", "regs"};
 
 void add_config_options(po::options_description& d, platform::RunOptions& o) {
     d.add_options()("config", po::value(&o.config_file),
@@ -177,6 +181,62 @@ int cmd_config(const std::vector<std::string>& args) {
     return 0;
 }
 
+int cmd_regs(const std::vector<std::string>& args) {
+    bool list = false, markdown = false;
+    std::string header, dir;
+    po::options_description d("canopy regs --list | --header BLOCK | --c-headers DIR | --markdown");
+    d.add_options()("list", po::bool_switch(&list), "list the register blocks")(
+        "header", po::value(&header), "print BLOCK's C header")(
+        "c-headers", po::value(&dir), "write every block's C header, <block>_regs.h, into DIR")(
+        "markdown", po::bool_switch(&markdown), "print every block's tables (docs/registers.md)")(
+        "help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    parse("regs", args, d);
+    const auto& blocks = platform::register_blocks();
+    if (list) {
+        for (const auto& b : blocks) {
+            const auto m = b.map();
+            std::cout << m.block() << "  " << m.description() << "\n";
+        }
+        return 0;
+    }
+    if (markdown) {
+        for (const auto& b : blocks) std::cout << b.map().markdown() << "\n";
+        return 0;
+    }
+    if (!header.empty()) {
+        std::vector<std::string> names;
+        for (const auto& b : blocks) {
+            const auto m = b.map();
+            if (m.block() == header) return std::cout << m.c_header(b.source), 0;
+            names.push_back(m.block());
+        }
+        const std::string hint = closest_match(header, names);
+        throw InputError(
+            "canopy regs", "--header " + header,
+            "no such register block" +
+                (hint.empty() ? "; see canopy regs --list" : "; did you mean '" + hint + "'?"));
+    }
+    if (!dir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        for (const auto& b : blocks) {
+            const auto m = b.map();
+            const std::string path = dir + "/" + platform::header_name(m);
+            const std::string text = m.c_header(b.source);
+            std::ifstream old(path);
+            const std::string before((std::istreambuf_iterator<char>(old)), {});
+            if (before == text) continue;  // unchanged: keep its time stamp, no firmware rebuild
+            std::ofstream out(path);
+            if (!(out << text))
+                throw InputError("canopy regs", "--c-headers " + dir, "cannot write " + path);
+        }
+        return 0;
+    }
+    throw InputError("canopy regs", "",
+                     "say --list, --header BLOCK, --c-headers DIR or --markdown");
+}
+
 int canopy_main(int argc, char* argv[]) {
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) return std::cerr << kUsage, 2;
@@ -189,6 +249,7 @@ int canopy_main(int argc, char* argv[]) {
     if (cmd == "exp") return cmd_exp(args);
     if (cmd == "iss") return cmd_iss(args);
     if (cmd == "config") return cmd_config(args);
+    if (cmd == "regs") return cmd_regs(args);
     std::string hint = closest_match(cmd, kCommands);
     throw InputError("canopy", "command " + cmd,
                      "unknown command" + (hint.empty() ? std::string("; see canopy --help")

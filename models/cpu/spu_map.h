@@ -28,4 +28,12 @@
 #define SPU_EXIT_CODE 0x0u
 #define SPU_EXIT_SIZE 0x100u
 
+/* Willow SPU devices (models/ssd; their registers are declared as data in the models/ssd register blocks
+ * and generated into spu_regs.h): the SPU's control block (identity, segment registers,
+ * interrupt status, performance counters), the network interface and the DMA controller. */
+#define SPU_CTL_BASE 0x10001000u
+#define SPU_NI_BASE 0x10002000u
+#define SPU_DMA_BASE 0x10003000u
+#define SPU_DEV_SIZE 0x100u
+
 #endif

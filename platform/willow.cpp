@@ -1,0 +1,51 @@
+#include "platform/willow.hpp"
+
+#include "core/error.hpp"
+
+namespace canopy::platform {
+
+void WillowConfig::describe(core::Params& root) {
+    core::Params p = root.scope("ssd");
+    p("spus", spus, "", "storage processing units on the ring [Willow 3.2: 8]", 1, 64);
+    core::Params s = p.scope("spu");
+    spu.describe(s);
+    ni.describe(root);    // "ssd.ni."
+    ring.describe(root);  // "ssd.ring."
+    core::Params d = p.scope("dram");
+    dram.describe(d);
+}
+
+Willow::Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Services& services,
+               std::ostream& console_out)
+    : sc_module(name),
+      ring("ring", cfg.ring, services),
+      dram("dram", cfg.dram, services),
+      dram_port("dram_port") {
+    if (cfg.dram.banks < cfg.spus)
+        throw InputError("config", "ssd.dram.banks",
+                         "fewer banks (" + std::to_string(cfg.dram.banks) + ") than SPUs (" +
+                             std::to_string(cfg.spus) + "): each SPU needs its local store");
+    for (unsigned i = 0; i < cfg.spus; ++i) {
+        spus.push_back(std::make_unique<Spu>(("spu" + std::to_string(i)).c_str(), i, cfg.spus,
+                                             cfg.spu, cfg.ni, dram.size(), services, console_out));
+        Spu& s = *spus.back();
+        ring.attach(ssd::NodeId(i), s.ni);
+        s.dma.dram.bind(dram_port.in);
+    }
+    dram_port.out.bind(dram.socket);
+}
+
+void Willow::load_all(const std::string& elf_path) {
+    for (auto& s : spus) {
+        cpu::ElfImage image(elf_path);
+        s->load(image);
+    }
+}
+
+bool Willow::all_exited() const {
+    for (const auto& s : spus)
+        if (!s->exited()) return false;
+    return true;
+}
+
+}  // namespace canopy::platform

@@ -1,0 +1,47 @@
+// The Willow SSD (Willow Sections 3.1-3.2): `spus` storage processing units on a token ring,
+// sharing the SSD's memory through their DMA controllers. SPU i is ring node i; node `spus` is
+// left for the PCIe bridge, which joins with the host side.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/services.hpp"
+#include "platform/fabric.hpp"
+#include "platform/spu.hpp"
+#include "ssd/network_interface.hpp"
+#include "ssd/ring.hpp"
+#include "ssd/ssd_dram.hpp"
+
+namespace canopy::platform {
+
+// The SSD's settings ("ssd.").
+struct WillowConfig {
+    uint32_t spus = 8;  // [Willow 3.2: the prototype has 8 SPUs]
+    SpuConfig spu;
+    ssd::NiConfig ni;
+    ssd::RingConfig ring;
+    ssd::SsdDramConfig dram;
+    void describe(core::Params& root);  // under "ssd."
+};
+
+class Willow : public sc_core::sc_module {
+  public:
+    Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Services& services,
+           std::ostream& console_out = std::cout);
+
+    // Loads one firmware image onto every SPU (InputError names the file and the segment).
+    void load_all(const std::string& elf_path);
+    bool all_exited() const;
+
+    ssd::Ring ring;
+    ssd::SsdDram dram;
+    FanIn dram_port;  // the SPUs' DMA controllers onto the SSD's memory
+    std::vector<std::unique_ptr<Spu>> spus;
+};
+
+}  // namespace canopy::platform
