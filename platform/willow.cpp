@@ -9,14 +9,27 @@ void WillowConfig::describe(core::Params& root) {
     p("spus", spus, "", "storage processing units on the ring [Willow 3.2: 8]", 1, 64);
     core::Params s = p.scope("spu");
     spu.describe(s);
-    ni.describe(root);    // "ssd.ni."
-    ring.describe(root);  // "ssd.ring."
+    core::Params n = p.scope("ni");
+    ni.describe(n);
+    core::Params r = p.scope("ring");
+    ring.describe(r);
     core::Params d = p.scope("dram");
     dram.describe(d);
+    core::Params b = p.scope("bridge");
+    bridge.describe(b);
+    core::Params bn = b.scope("ni");
+    bridge_ni.describe(bn);
+}
+
+ssd::NiConfig WillowConfig::default_bridge_ni() {
+    ssd::NiConfig c;
+    c.response_slots = 256;
+    c.rx_buffer_bytes = 256 * 1024;
+    return c;
 }
 
 Willow::Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Services& services,
-               std::ostream& console_out)
+               std::ostream& console_out, bool with_bridge)
     : sc_module(name),
       ring("ring", cfg.ring, services),
       dram("dram", cfg.dram, services),
@@ -33,6 +46,11 @@ Willow::Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Serv
         s.dma.dram.bind(dram_port.in);
     }
     dram_port.out.bind(dram.socket);
+    if (with_bridge) {
+        bridge_ni = std::make_unique<ssd::NetworkInterface>("bridge_ni", cfg.bridge_ni, services);
+        bridge = std::make_unique<ssd::PcieBridge>("bridge", *bridge_ni, services, cfg.bridge);
+        ring.attach(ssd::NodeId(cfg.spus), *bridge_ni);
+    }
 }
 
 void Willow::load_all(const std::string& elf_path) {

@@ -1,6 +1,7 @@
 // The Willow SSD (Willow Sections 3.1-3.2): `spus` storage processing units on a token ring,
 // sharing the SSD's memory through their DMA controllers. SPU i is ring node i; node `spus` is
-// left for the PCIe bridge, which joins with the host side.
+// the PCIe bridge's, when the SSD is built with one (the device binds its host port and BAR
+// windows); without, the node is free for a test's stand-in.
 #pragma once
 
 #include <memory>
@@ -14,6 +15,7 @@
 #include "platform/fabric.hpp"
 #include "platform/spu.hpp"
 #include "ssd/network_interface.hpp"
+#include "ssd/pcie_bridge.hpp"
 #include "ssd/ring.hpp"
 #include "ssd/ssd_dram.hpp"
 
@@ -26,13 +28,18 @@ struct WillowConfig {
     ssd::NiConfig ni;
     ssd::RingConfig ring;
     ssd::SsdDramConfig dram;
+    ssd::BridgeConfig bridge;
+    // The bridge's network interface: as many response slots as requests in flight from all
+    // HREs (assumed: 256), and room for the SPUs' requests to the host.
+    ssd::NiConfig bridge_ni = default_bridge_ni();
+    static ssd::NiConfig default_bridge_ni();
     void describe(core::Params& root);  // under "ssd."
 };
 
 class Willow : public sc_core::sc_module {
   public:
     Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Services& services,
-           std::ostream& console_out = std::cout);
+           std::ostream& console_out = std::cout, bool with_bridge = false);
 
     // Loads one firmware image onto every SPU (InputError names the file and the segment).
     void load_all(const std::string& elf_path);
@@ -42,6 +49,8 @@ class Willow : public sc_core::sc_module {
     ssd::SsdDram dram;
     FanIn dram_port;  // the SPUs' DMA controllers onto the SSD's memory
     std::vector<std::unique_ptr<Spu>> spus;
+    std::unique_ptr<ssd::NetworkInterface> bridge_ni;  // with_bridge only
+    std::unique_ptr<ssd::PcieBridge> bridge;
 };
 
 }  // namespace canopy::platform

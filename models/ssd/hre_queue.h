@@ -70,6 +70,8 @@ struct hre_cq_entry {
 #define HRE_DOORBELL_SQ_TAIL 0x0u /* the next free SQ slot after the host's new entries */
 #define HRE_DOORBELL_CQ_HEAD 0x4u /* the next CQ slot the host has not consumed */
 #define HRE_DOORBELL_RX_HEAD 0x8u /* running count of receive-buffer bytes the host consumed */
+#define HRE_DOORBELL_SQ_HEAD 0xCu /* read-only: the next SQ slot the bridge will fetch (a full
+                                     ring's writer reads it to learn which slots are free) */
 
 #ifdef __cplusplus
 static_assert(sizeof(struct hre_sq_entry) == HRE_SQ_ENTRY_BYTES, "SQ entry layout");

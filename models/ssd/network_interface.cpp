@@ -14,8 +14,7 @@ namespace canopy::ssd {
 using sc_core::sc_time;
 
 void NiConfig::describe(core::Params& p) {
-    core::Params n = p.scope("ssd").scope("ni");
-    n("rx_buffer_bytes", rx_buffer_bytes, "B",
+    p("rx_buffer_bytes", rx_buffer_bytes, "B",
       "receive buffer for requests, in ring bytes (header + payload flits) [assumed: 32 KiB BRAM]",
       kFlitBytes, 1u << 30)("response_slots", response_slots, "",
                             "response slots: outstanding requests per node [assumed: 16]", 1,

@@ -61,7 +61,7 @@ struct NiConfig {
     // making the model allocate gigabytes. Assumed: 1 MiB, far above any RPC Willow sends.
     uint32_t max_request_bytes = 1u << 20;
 
-    void describe(core::Params& p);  // under "ssd.ni."
+    void describe(core::Params& p);  // relative to the caller's scope ("ssd.ni.")
     // Checks what ranges cannot; throws InputError.
     void validate() const;
 };

@@ -199,8 +199,10 @@ void PcieBridge::doorbell(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const uint32_t qp = uint32_t(off / HRE_DOORBELL_PAGE_BYTES),
                    reg = uint32_t(off % HRE_DOORBELL_PAGE_BYTES);
     delay += sc_time(cfg_.bank.access_ns, SC_NS);
-    if (gp.is_read() && gp.get_data_length() == 4 && qp < cfg_.queue_pairs) {
-        std::memset(gp.get_data_ptr(), 0, 4);  // doorbells are write-only
+    if (gp.is_read() && gp.get_data_length() == 4 && qp < cfg_.queue_pairs && !(reg & 3)) {
+        // The SQ head reads back; the doorbells themselves are write-only (read 0).
+        const uint32_t v = reg == HRE_DOORBELL_SQ_HEAD ? qps_[qp].sq_head : 0;
+        std::memcpy(gp.get_data_ptr(), &v, 4);
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
         return;
     }
@@ -305,7 +307,11 @@ bool PcieBridge::fetch_one(uint32_t qp) {
     hre_sq_entry e;
     const bool read_ok =
         dma(false, q.sq_base + uint64_t(q.sq_head) * HRE_SQ_ENTRY_BYTES, &e, HRE_SQ_ENTRY_BYTES);
-    q.sq_head = (q.sq_head + 1) % q.sq_entries;
+    // The slot is free for the host again only once its payload has been read.
+    struct Advance {
+        QueuePair& q;
+        ~Advance() { q.sq_head = (q.sq_head + 1) % q.sq_entries; }
+    } advance{q};
     fetched_.add();
     hre_cq_entry fail{};
     fail.kind = HRE_KIND_RESPONSE;

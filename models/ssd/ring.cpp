@@ -13,8 +13,7 @@ namespace canopy::ssd {
 using sc_core::sc_time;
 
 void RingConfig::describe(core::Params& p) {
-    core::Params r = p.scope("ssd").scope("ring");
-    r("clock_mhz", clock_mhz, "MHz", "ring clock [Willow 3.2: 250 MHz]", 1.0, 10000.0)(
+    p("clock_mhz", clock_mhz, "MHz", "ring clock [Willow 3.2: 250 MHz]", 1.0, 10000.0)(
         "width_bits", width_bits, "bit", "ring width, one flit per cycle [Willow 3.2: 128 bit]", 8,
         4096)("hop_cycles", hop_cycles, "cycle",
               "cycles per node-to-node stage, for messages and the token [assumed: 1]", 1, 1024);

@@ -63,7 +63,7 @@ struct RingConfig {
     uint32_t width_bits = 128;  // Willow 3.2: 128 bits wide (one flit per cycle)
     uint32_t hop_cycles = 1;    // assumed: one pipeline register per node-to-node stage
 
-    void describe(core::Params& p);  // under "ssd.ring."
+    void describe(core::Params& p);  // relative to the caller's scope ("ssd.ring.")
     // Checks what ranges cannot (width a whole number of bytes); throws InputError.
     void validate() const;
     sc_core::sc_time cycle() const;  // one ring clock period

@@ -399,7 +399,8 @@ TEST(NetworkInterface, QueueDepthsAndRingBusyAreWaves) {
 TEST(NetworkInterface, ConfigDescribedUnderSsdNi) {
     NiConfig c;
     core::Params p;
-    c.describe(p);
+    core::Params scoped = p.scope("ssd").scope("ni");
+    c.describe(scoped);
     EXPECT_EQ(p.keys(), (std::vector<std::string>{"ssd.ni.rx_buffer_bytes", "ssd.ni.response_slots",
                                                   "ssd.ni.max_request_bytes"}));
     EXPECT_EQ(c.rx_buffer_bytes, 32768u);

@@ -198,7 +198,8 @@ TEST(RingThroughput, BackToBack4KiBFromOneSender) {
 TEST(RingConfig, DescribedUnderSsdRingAndValidated) {
     RingConfig c;
     core::Params p;
-    c.describe(p);
+    core::Params scoped = p.scope("ssd").scope("ring");
+    c.describe(scoped);
     const auto keys = p.keys();
     EXPECT_EQ(keys, (std::vector<std::string>{"ssd.ring.clock_mhz", "ssd.ring.width_bits",
                                               "ssd.ring.hop_cycles"}));
