@@ -12,7 +12,7 @@ host::HostMemoryConfig DeviceConfig::default_memory() {
 void DeviceConfig::describe(core::Params& p) {
     core::Params d = p.scope("device");
     d("bar0_address", bar0_address, "B",
-      "host physical address of BAR0 (the DMA registers) [assumed: above host DRAM]", 4096,
+      "host physical address of BAR0 (the DMA and CTG registers) [assumed: above host DRAM]", 4096,
       1ull << 48);
     d("memory.size_bytes", memory.size_bytes, "B",
       "device memory (assumed 1 GiB: what the experiments use; stored sparsely)", 1 << 20,
@@ -22,6 +22,7 @@ void DeviceConfig::describe(core::Params& p) {
     atc.describe(p);
     dma.describe(p);
     dma_regs.describe(p);
+    ctg_regs.describe(p);
     ctg.describe(p);
 }
 
@@ -45,9 +46,11 @@ Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link
       dma_regs("dma_regs", dma, services, cfg.dma_regs),
       ra("ra", ccix, &atc, kPasid, services, sync_if_thread),
       ctg("ctg", cfg.ctg, services, &dma),
+      ctg_regs("ctg_regs", ra, kPasid, services, cfg.ctg_regs),
       fabric("fabric"),
       vc("vc", services),
-      bar0("bar0", cfg.bar0_address, kBar0Bytes) {
+      bar0("bar0", cfg.bar0_address, kBar0Bytes,
+           {{kDmaRegsOffset, kRegsWindowBytes}, {kCtgRegsOffset, kRegsWindowBytes}}) {
     atc.ats_initiator.bind(fabric.in);
     dma.host_initiator.bind(fabric.in);
     ra.link_initiator.bind(fabric.in);
@@ -55,7 +58,8 @@ Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link
     vc.vc0.bind(bar0.in);
     vc.vc1.bind(ra.snoop_target);
     dma.device_initiator.bind(memory.socket);
-    bar0.out.bind(dma_regs.socket);
+    bar0.out.bind(dma_regs.socket);  // window 0
+    bar0.out.bind(ctg_regs.socket);  // window 1
 }
 
 }  // namespace canopy::platform

@@ -2,12 +2,15 @@
 // with Xilinx XDMA and the ATS Switch): the ATC in front of every translated access, the
 // TaPaSCo-style DMA engine with its BAR registers, the CCIX request agent with its system cache,
 // the traffic generator (CTG), and device memory. Elaborated as "device": device.atc, device.dma,
-// device.dma_regs, device.ra, device.ctg, device.memory, device.fabric (the endpoint's
-// interconnect onto the link), device.vc (VC0/VC1 demultiplexer) and device.bar0 (BAR decoder).
+// device.dma_regs, device.ra, device.ctg, device.ctg_regs (the CTG's startTrans registers),
+// device.memory, device.fabric (the endpoint's interconnect onto the link), device.vc (VC0/VC1
+// demultiplexer) and device.bar0 (BAR decoder: the DMA block at offset kDmaRegsOffset, the CTG's
+// at kCtgRegsOffset).
 //
 //   device.atc.ats / device.dma.host / device.ra.link --> device.fabric --> [link.device_target]
 //   device.ctg.direct --> device.ra (the CTG's CCIX path)
 //   [link.device_initiator] --> device.vc --VC0--> device.bar0 --> device.dma_regs
+//                                                               --> device.ctg_regs --> device.ra
 //                                         --VC1--> device.ra.snoop (snoops from the host)
 //   device.dma.device --> device.memory
 #pragma once
@@ -18,6 +21,7 @@
 #include "core/services.hpp"
 #include "host/host_memory.hpp"
 #include "link/atc.hpp"
+#include "link/ctg_registers.hpp"
 #include "link/dma_engine.hpp"
 #include "link/dma_registers.hpp"
 #include "link/request_agent.hpp"
@@ -35,6 +39,7 @@ struct DeviceConfig {
     link::AtcConfig atc = link::atc_for_modelled_link(link::PcieConfig());
     link::DmaConfig dma;
     link::DmaRegistersConfig dma_regs;
+    link::CtgRegistersConfig ctg_regs;
     link::CtgConfig ctg;
     void describe(core::Params& p);  // "device." and the link's device-side keys
     static host::HostMemoryConfig default_memory();
@@ -42,7 +47,10 @@ struct DeviceConfig {
 
 class Device : public sc_core::sc_module {
   public:
-    static constexpr uint64_t kBar0Bytes = 4096;  // the smallest memory BAR; holds the DMA block
+    static constexpr uint64_t kBar0Bytes = 4096;  // the smallest memory BAR; holds both blocks
+    // The register blocks' windows in BAR0 (each block's map fits in its 256 B).
+    static constexpr uint64_t kDmaRegsOffset = 0x000, kCtgRegsOffset = 0x100,
+                              kRegsWindowBytes = 0x100;
     // The host process the device works for (the first one the kernel creates): the ATC sends no
     // PASID, the root port applies this one.
     static constexpr uint32_t kPasid = 1;
@@ -56,6 +64,7 @@ class Device : public sc_core::sc_module {
     link::DmaRegisters dma_regs;
     link::RequestAgent ra;
     link::TrafficGenerator ctg;
+    link::CtgRegisters ctg_regs;
     FanIn fabric;
     link::VcRouter vc;
     BarDecoder bar0;

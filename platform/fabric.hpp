@@ -2,10 +2,11 @@
 // onto one target (the device's internal interconnect in front of the link, as the ATS Switch
 // of the paper's Xilinx design; the host cores' path to the root complex for MMIO), and a BAR
 // decoder that turns a host physical address inside a device's BAR into an offset for the
-// register block behind it (as an endpoint decodes its BARs). Both are free: their time is in
-// the link's layer latencies and the targets' own.
+// register block whose window holds it (as an endpoint decodes its BARs). Both are free: their time
+// is in the link's layer latencies and the targets' own.
 #pragma once
 
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <systemc>
 #include <tlm>
+#include <vector>
 
 namespace canopy::platform {
 
@@ -35,11 +37,22 @@ class FanIn : public sc_core::sc_module {
 
 class BarDecoder : public sc_core::sc_module {
   public:
+    // A register block inside the BAR: its byte offset from the BAR's base and its size.
+    struct Window {
+        uint64_t offset, bytes;
+    };
     tlm_utils::simple_target_socket<BarDecoder> in;
-    tlm_utils::simple_initiator_socket<BarDecoder> out;
+    // One binding per window, in the order of `windows`; a block sees offsets from its window.
+    tlm_utils::multi_passthrough_initiator_socket<BarDecoder> out;
 
-    BarDecoder(sc_core::sc_module_name name, uint64_t base, uint64_t bytes)
-        : sc_module(name), in("in"), out("out"), base_(base), bytes_(bytes) {
+    BarDecoder(sc_core::sc_module_name name, uint64_t base, uint64_t bytes,
+               std::vector<Window> windows)
+        : sc_module(name),
+          in("in"),
+          out("out"),
+          base_(base),
+          bytes_(bytes),
+          windows_(std::move(windows)) {
         in.register_b_transport(this, &BarDecoder::b_transport);
         in.register_transport_dbg(this, &BarDecoder::transport_dbg);
     }
@@ -47,31 +60,41 @@ class BarDecoder : public sc_core::sc_module {
     uint64_t bytes() const { return bytes_; }
 
   private:
-    bool inside(const tlm::tlm_generic_payload& gp) const {
+    // The window holding the whole access, or -1 (outside the BAR or every block).
+    int window(const tlm::tlm_generic_payload& gp) const {
         const uint64_t a = gp.get_address(), n = gp.get_data_length();
-        return a >= base_ && n <= bytes_ && a - base_ <= bytes_ - n;
+        if (a < base_ || n > bytes_ || a - base_ > bytes_ - n) return -1;
+        for (size_t i = 0; i < windows_.size(); ++i) {
+            const Window& w = windows_[i];
+            const uint64_t off = a - base_;
+            if (off >= w.offset && n <= w.bytes && off - w.offset <= w.bytes - n) return int(i);
+        }
+        return -1;
     }
-    // Forwards with the offset and restores the address, as the initiator expects it back.
+    // Forwards with the offset in the window and restores the address, as the initiator expects.
     template <class F>
-    auto forward(tlm::tlm_generic_payload& gp, F&& f) {
+    auto forward(tlm::tlm_generic_payload& gp, int w, F&& f) {
         const uint64_t a = gp.get_address();
-        gp.set_address(a - base_);
+        gp.set_address(a - base_ - windows_[size_t(w)].offset);
         auto r = f();
         gp.set_address(a);
         return r;
     }
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& d) {
-        if (!inside(gp)) return gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-        forward(gp, [&] {
-            out->b_transport(gp, d);
+        const int w = window(gp);
+        if (w < 0) return gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        forward(gp, w, [&] {
+            out[w]->b_transport(gp, d);
             return 0;
         });
     }
     unsigned transport_dbg(tlm::tlm_generic_payload& gp) {
-        if (!inside(gp)) return 0;
-        return forward(gp, [&] { return out->transport_dbg(gp); });
+        const int w = window(gp);
+        if (w < 0) return 0;
+        return forward(gp, w, [&] { return out[w]->transport_dbg(gp); });
     }
     uint64_t base_, bytes_;
+    std::vector<Window> windows_;
 };
 
 }  // namespace canopy::platform

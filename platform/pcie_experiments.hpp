@@ -21,8 +21,8 @@ namespace canopy::platform {
 std::vector<ExpRow> ats_cost(bool quick);
 // E1, PCIe-DMA side: device<-host read and device->host write latency (32 B .. 16 KiB) and
 // throughput (.. 32 KiB) through the DMA engine with physical host addresses. The paper gives
-// only CCIX/PCIe ratios (the CCIX side is a later issue), so every row is absolute, with no
-// published value.
+// only CCIX/PCIe ratios (ccix-latency sets the CCIX side beside it), so every row is absolute,
+// with no published value.
 std::vector<ExpRow> pcie_latency(bool quick);
 
 // The host (DRAM, one process's page tables, the IOMMU, the root port), the PCIe link and the

@@ -28,6 +28,7 @@ void PlatformConfig::describe(core::Params& p) {
     nand.describe(p);
     core::Params sc = p.scope("scenario");
     scenario.describe(sc);
+    software.describe(p);
 }
 
 std::vector<core::ParamInfo> load_params(const std::function<void(core::Params&)>& describe,

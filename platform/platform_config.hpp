@@ -1,6 +1,6 @@
 // The whole platform's configuration: one struct per module, gathered under their key prefixes
-// ("sim.", "host.", "link.", "device.", "nand.", "scenario."). Loading, checking and dumping all go
-// through describe().
+// ("sim.", "host.", "link.", "device.", "nand.", "scenario.", "sw."). Loading, checking and dumping
+// all go through describe().
 #pragma once
 
 #include <functional>
@@ -13,6 +13,7 @@
 #include "nand/config.hpp"
 #include "platform/device.hpp"
 #include "platform/host_complex.hpp"
+#include "sw/host/runtime_config.hpp"
 
 namespace canopy::platform {
 
@@ -43,6 +44,7 @@ struct PlatformConfig {
     DeviceConfig device;
     nand::NandConfig nand;
     ScenarioConfig scenario;
+    sw::HostRuntimeConfig software;  // host software layers above the drivers
     void describe(core::Params& p);
 };
 

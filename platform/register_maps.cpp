@@ -1,5 +1,6 @@
 #include "platform/register_maps.hpp"
 
+#include "link/ctg_registers.hpp"
 #include "link/dma_registers.hpp"
 #include "ssd/ni_registers.hpp"
 #include "ssd/spu_control.hpp"
@@ -10,6 +11,7 @@ namespace canopy::platform {
 const std::vector<RegisterBlock>& register_blocks() {
     static const std::vector<RegisterBlock> blocks = {
         {"models/link/dma_registers.cpp", link::DmaRegisters::register_map},
+        {"models/link/ctg_registers.cpp", link::CtgRegisters::register_map},
         {"models/ssd/spu_control.cpp", ssd::SpuControl::register_map},
         {"models/ssd/ni_registers.cpp", ssd::NiRegisters::register_map},
         {"models/ssd/spu_dma.cpp", ssd::SpuDma::register_map},

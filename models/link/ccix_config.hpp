@@ -22,8 +22,9 @@
 //   E5 device AtomicCompare on a hot lock (u280) = issue + ATC + SC issue (48) + atomic_ns +
 //      request + link + HA + home 20 + SLC 30 + link with 16 B + response + return = 765.8 ns
 //      (published 740-800).
-//   E1 CCIX small reads ~33% below PCIe-DMA: the CCIX side is E2's 700 ns; the DMA side is the
-//      pcie-latency experiment's.
+//   E1 CCIX small reads ~33% below PCIe-DMA: the CCIX side is E2's 700 ns, the DMA side the DMA
+//      engine's (link/dma_engine.hpp); multi-line reads keep ra.max_outstanding lines in flight,
+//      which sets the CCIX read bandwidth of E1's throughput ratios and the 2-4 KiB crossover.
 #pragma once
 
 #include <cstdint>
@@ -52,8 +53,14 @@ struct CcixRequestAgentConfig {
     // Assumed: a snoop's system-cache lookup and response message (10 cycles).
     double snoop_ns = 40.0;
     // Line requests of one multi-line transfer in flight at once (the system cache's outstanding
-    // misses). Assumed 16: PG118's System Cache tracks 16-32 outstanding transactions.
-    uint32_t max_outstanding = 16;
+    // misses). Calibrated to E1 [CCIX paper IV Exp. 1]: with ~700 ns per line miss (E2) the CCIX
+    // read bandwidth is max_outstanding x 64 B / 700 ns; E1's read throughput ratios (3.3x,
+    // 1.29x, 0.87x at 1, 16, 32 KiB) need ~3.3-3.9 GB/s beside a ~12-14 GB/s DMA engine, and
+    // CCIX reads must stay shorter than DMA reads up to 2 KiB and be longer from 4 KiB: 40 (at
+    // 700 ns, 3.7 GB/s). It was an assumed 16 (PG118's System Cache tracks 16-32 transactions),
+    // which gives 1.5 GB/s and a crossover below 2 KiB; the paper does not say how the U280's
+    // soft RA reaches more.
+    uint32_t max_outstanding = 40;
     // The system cache: l2 is the last level (u280: the only one), l1 optional. Set by the profile.
     core::CoherentCacheConfig cache;
 };

@@ -20,9 +20,16 @@ void DmaConfig::describe(core::Params& p) {
       "physical]")("max_burst_bytes", max_burst_bytes, "B",
                    "largest piece moved at once [assumed: one 4 KiB buffer]", 4, 1u << 20)(
         "setup_ns", setup_ns, "ns",
-        "descriptor fetch and decode, device logic [assumed; calibrated by exp ats-cost: 700 ns "
-        "64-B read with ATC hit, CCIX paper IV Exp. 2, minus ATC hit, link and host DRAM]",
-        0.0, 1e6);
+        "descriptor fetch and decode, device logic, both directions [calibrated to E1: CCIX 64-B "
+        "write ~32% longer than a PCIe-DMA one, CCIX paper IV Exp. 1]",
+        0.0, 1e6)("read_completion_ns", read_completion_ns, "ns",
+                  "host -> device only: completion handling of a read before done [calibrated to "
+                  "E1: CCIX 64-B reads ~33% shorter than PCIe-DMA ones, CCIX paper IV Exp. 1]",
+                  0.0, 1e6)("pieces_in_flight", pieces_in_flight, "",
+                            "pieces (buffers of max_burst_bytes) in flight, reads ahead of writes; "
+                            "1 = store and forward [calibrated to E1: the DMA read bandwidth of "
+                            "the read throughput ratios, CCIX paper IV Exp. 1]",
+                            1u, 1024u);
 }
 
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, core::Services& services,
@@ -35,6 +42,7 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, core::S
       atc_(atc),
       buffer_(cfg.max_burst_bytes),
       setup_(cfg.setup_ns, sc_core::SC_NS),
+      read_completion_(cfg.read_completion_ns, sc_core::SC_NS),
       window_(atc ? atc->config().max_outstanding : 1),
       interval_(atc ? sc_core::sc_time(atc->config().hit_latency_ns, sc_core::SC_NS)
                     : sc_core::SC_ZERO_TIME),
@@ -99,38 +107,51 @@ DmaResult DmaEngine::execute(const DmaDescriptor& d, sc_core::sc_time& delay) {
     // no sooner than interval_ after the previous lookup was accepted (slot wait included).
     const uint64_t last = d.host_address + (d.length - 1);
     pages_.clear();
+    write_ends_.clear();
     uint64_t next_va = d.host_address;  // address of the next lookup
     bool more = translate && r.error.empty();
     sc_core::sc_time next_issue = delay;
-    auto issue_until = [&](size_t count) {  // issues lookups while fewer than `count` are out
+    // Issues lookups while fewer than `count` are out; `moved`: when the pieces before the current
+    // one had all been written (page j - window done by then).
+    auto issue_until = [&](size_t count, const sc_core::sc_time& moved) {
         while (more && pages_.size() < count) {
-            sc_core::sc_time t = std::max(next_issue, delay);  // page j - window done by now
+            sc_core::sc_time t = std::max(next_issue, moved);
             const Atc::Result x = atc_->translate(next_va, t);
             pages_.push_back(Page{x.page_end, x.physical - next_va, t, x.error});
             ++r.translations;
-            next_issue = std::max(next_issue, delay) + x.slot_wait + interval_;
+            next_issue = std::max(next_issue, moved) + x.slot_wait + interval_;
             if (!x.ok || x.page_end == 0 || x.page_end > last) more = false;
             next_va = x.page_end;
         }
     };
 
+    const sc_core::sc_time set_up = delay;
+    sc_core::sc_time issued = delay;        // the previous piece's start: reads are issued in order
+    sc_core::sc_time write_issued = delay;  // the previous piece's write went out: writes in order
+    sc_core::sc_time moved = delay;         // every piece so far has been written
+    const size_t in_flight = std::max<uint32_t>(1, cfg_.pieces_in_flight);
     uint64_t done = 0;
     size_t page = 0;  // index in pages_ of the current page
     uint64_t page_end = 0, physical_base = 0;
     while (r.error.empty() && done < d.length) {
         const uint64_t va = d.host_address + done;
+        // A buffer is free once the piece pieces_in_flight back has been written.
+        sc_core::sc_time start = issued;
+        if (write_ends_.size() >= in_flight)
+            start = std::max(start, write_ends_[write_ends_.size() - in_flight]);
         if (translate && (done == 0 || (page_end && va >= page_end))) {
             if (done) ++page;
             // Pages before `page` have moved: lookups up to page + window - 1 may go out.
-            issue_until(page + window_);
+            issue_until(page + window_, moved);
             const Page& p = pages_[page];
             if (!p.error.empty()) {
                 r.error = p.error;
                 break;
             }
-            if (p.ready > delay) {
-                r.translation_ns += ns(p.ready - delay);
-                delay = p.ready;
+            if (p.ready > start) {
+                // Exposed: the part of the wait while no earlier piece was still moving.
+                if (p.ready > moved) r.translation_ns += ns(p.ready - std::max(start, moved));
+                start = p.ready;
             }
             page_end = p.page_end;
             physical_base = p.physical_base;  // physical = va + physical_base mod 2^64
@@ -144,18 +165,26 @@ DmaResult DmaEngine::execute(const DmaDescriptor& d, sc_core::sc_time& delay) {
         const uint64_t host = va + physical_base;
         const uint64_t dev = d.device_address + done;
         const uint32_t n = uint32_t(piece);
-        const sc_core::sc_time before = delay;
-        r.error =
-            h2d ? access(host_initiator, false, host, buffer_.data(), n, true, translate, delay)
-                : access(device_initiator, false, dev, buffer_.data(), n, false, false, delay);
+        sc_core::sc_time t = start;
+        r.error = h2d ? access(host_initiator, false, host, buffer_.data(), n, true, translate, t)
+                      : access(device_initiator, false, dev, buffer_.data(), n, false, false, t);
+        // Destination writes are issued in piece order, each once its data is in (the targets
+        // serialise them: a posted write need not wait for the one before it to be accepted).
+        t = std::max(t, write_issued);
+        write_issued = t;
         if (r.error.empty())
             r.error =
-                h2d ? access(device_initiator, true, dev, buffer_.data(), n, false, false, delay)
-                    : access(host_initiator, true, host, buffer_.data(), n, true, translate, delay);
-        r.transfer_ns += ns(delay - before);
+                h2d ? access(device_initiator, true, dev, buffer_.data(), n, false, false, t)
+                    : access(host_initiator, true, host, buffer_.data(), n, true, translate, t);
+        issued = start;
+        moved = std::max(moved, t);
+        write_ends_.push_back(t);
         ++r.pieces;
         if (r.error.empty()) done += piece;
     }
+    delay = std::max(delay, moved);
+    r.transfer_ns = ns(delay - set_up) - r.translation_ns;
+    if (h2d && r.error.empty()) delay += read_completion_;
 
     r.ok = r.error.empty();
     r.bytes_done = done;

@@ -1,6 +1,6 @@
 #include "link/dma_registers.hpp"
 
-#include <cmath>
+#include "link/command_status.hpp"
 
 namespace canopy::link {
 
@@ -8,7 +8,6 @@ namespace {
 using core::Access;
 constexpr uint64_t kStart = 1u << 0, kDirection = 1u << 1, kTranslate = 1u << 2,
                    kIrqEnable = 1u << 3;
-constexpr uint64_t kBusy = 1u << 0, kDone = 1u << 1, kError = 1u << 2, kOverrun = 1u << 3;
 }  // namespace
 
 void DmaRegistersConfig::describe(core::Params& p) {
@@ -48,28 +47,7 @@ core::RegisterMap DmaRegisters::register_map() {
                   "link.dma.translate, else translate_mismatch"},
                  {"irq_enable", 3, 1, "raise the completion interrupt when done is set"},
              }},
-            {"status",
-             0x18,
-             32,
-             Access::RW,
-             0,
-             "engine state; start clears done and error",
-             {
-                 {"busy",
-                  0,
-                  1,
-                  "a descriptor is running: set by start, cleared at completion",
-                  {},
-                  Access::RO},
-                 {"done",
-                  1,
-                  1,
-                  "the last descriptor completed (with or without error)",
-                  {},
-                  Access::W1C},
-                 {"error", 2, 1, "the last descriptor failed: see error_code", {}, Access::W1C},
-                 {"overrun", 3, 1, "start was written while busy and ignored", {}, Access::W1C},
-             }},
+            command_status::status_register(0x18, "descriptor"),
             {"error_code",
              0x1C,
              32,
@@ -117,13 +95,7 @@ void DmaRegisters::on_interrupt(std::function<void(const DmaResult&)> fn) {
 }
 
 void DmaRegisters::on_control(const core::RegisterAccess& a) {
-    if (!(a.triggered() & kStart)) return;
-    uint64_t status = bank_.read("status");
-    if (status & kBusy) {
-        overruns_.add();
-        bank_.write("status", status | kOverrun);
-        return;
-    }
+    if (!(a.triggered() & kStart) || !command_status::begin(bank_, overruns_)) return;
     const uint64_t control = bank_.read("control");
     pending_.direction =
         (control & kDirection) ? DmaDirection::DeviceToHost : DmaDirection::HostToDevice;
@@ -132,7 +104,6 @@ void DmaRegisters::on_control(const core::RegisterAccess& a) {
     pending_.length = bank_.read("length");
     pending_translate_ = (control & kTranslate) != 0;
     starts_.add();
-    bank_.write("status", (status & ~(kDone | kError)) | kBusy);
     // The thread runs the descriptor at the write's simulated time (a.at is never before now).
     start_.notify(a.at - sc_core::sc_time_stamp());
 }
@@ -168,12 +139,8 @@ void DmaRegisters::run() {
 void DmaRegisters::complete(const DmaResult& r, DmaErrorCode code) {
     last_ = r;
     bank_.write("error_code", uint64_t(code));
-    bank_.write("completed", bank_.read("completed") + 1);  // wraps at 32 bits
     bank_.write("bytes_done", r.bytes_done);
-    bank_.write("last_latency_ns", uint64_t(std::llround(r.latency_ns)));
-    uint64_t status = (bank_.read("status") & ~kBusy) | kDone;
-    if (code != DmaErrorCode::None) status |= kError;
-    bank_.write("status", status);
+    command_status::finish(bank_, code != DmaErrorCode::None, r.latency_ns);
     if (!(bank_.read("control") & kIrqEnable)) return;
     interrupts_.add();
     interrupt_.notify(sc_core::SC_ZERO_TIME);

@@ -1,28 +1,26 @@
 // A host driver for the device's DMA engine (the TaPaSCo-style engine of seeds/003 Section IV,
 // models/link/dma_registers.hpp): it maps BAR0 into the program, writes a descriptor into the
 // registers, starts it and polls the status register until done, as a user-space driver with
-// polling would. Register offsets come from the one register map the model declares.
+// polling would. Register offsets come from the one register map the model declares. A runtime
+// layered above it (TaPaSCo's, in E1) adds its own cost per transfer, `job_ns`.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "host/host_core.hpp"
+#include "sw/host/command_block.hpp"
 
 namespace canopy::sw {
 
 class DmaDriver {
   public:
-    struct Result {
-        bool ok = false;
-        uint32_t error_code = 0;  // the engine's error_code register
-        uint64_t latency_ns = 0;  // the engine's last_latency_ns register
-        uint32_t polls = 0;       // status reads until done
-        double elapsed_ns = 0;    // start write to done, as the program saw it
-    };
+    using Result = CommandBlock::Result;
 
-    // Maps BAR0 (at host physical `bar0_address`) into the core's process.
-    DmaDriver(host::HostCore& cpu, uint64_t bar0_address);
+    // Maps BAR0 (at host physical `bar0_address`) into the core's process. `job_ns`: compute
+    // time the program spends per transfer before programming the engine (0: a bare user-space
+    // driver; E1 passes the TaPaSCo runtime's, sw.tapasco_job_ns).
+    DmaDriver(host::HostCore& cpu, uint64_t bar0_address, double job_ns = 0);
 
     // One descriptor: `host_address` is physical, or virtual when `translate` (the engine then
     // uses its ATC and the process's PASID).
@@ -34,10 +32,9 @@ class DmaDriver {
   private:
     Result run(bool to_host, uint64_t host_address, uint64_t device_address, uint32_t bytes,
                bool translate);
-    uint64_t reg(const char* name) const;
 
-    host::HostCore& cpu_;
-    uint64_t bar_;  // virtual address of BAR0 in the process
+    CommandBlock block_;
+    double job_ns_;
 };
 
 }  // namespace canopy::sw

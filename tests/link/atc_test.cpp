@@ -269,10 +269,11 @@ TEST(LinkAtcConfig, DescribesDeviceSideKeys) {
     dma.describe(p);
     ctg.describe(p);
     const auto keys = p.keys();
-    for (const char* k : {"link.atc.entries", "link.atc.ways", "link.atc.hit_latency_ns",
-                          "link.atc.miss_overhead_ns", "link.atc.max_outstanding",
-                          "link.dma.translate", "link.dma.max_burst_bytes", "link.dma.setup_ns",
-                          "link.ctg.device_buffer_address", "link.ctg.issue_ns"})
+    for (const char* k :
+         {"link.atc.entries", "link.atc.ways", "link.atc.hit_latency_ns",
+          "link.atc.miss_overhead_ns", "link.atc.max_outstanding", "link.dma.translate",
+          "link.dma.max_burst_bytes", "link.dma.setup_ns", "link.dma.read_completion_ns",
+          "link.dma.pieces_in_flight", "link.ctg.device_buffer_address", "link.ctg.issue_ns"})
         EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
     EXPECT_EQ(atc.entries, 128u);
     EXPECT_TRUE(dma.translate);

@@ -26,7 +26,8 @@ constexpr uint64_t kHost = 0x1000'0000, kDev = 0x2000'0000, kVirt = 0x7000'0000;
 constexpr uint64_t kPage = 4096;
 
 // The engine with host memory (100 ns per access) bound straight to its host socket, device
-// memory (10 ns), and with `translate` an ATC asking a fake IOMMU (617 ns).
+// memory (10 ns), and with `translate` an ATC asking a fake IOMMU (617 ns). Store and forward
+// (one piece in flight) unless `in_flight` says otherwise, so expected times are plain sums.
 struct Bench {
     core::Services services;
     std::unique_ptr<Atc> atc;
@@ -34,10 +35,11 @@ struct Bench {
     DmaEngine dma;
     FakeMemory host_mem, dev_mem;
 
-    explicit Bench(bool translate, const AtcConfig& atc_config = AtcConfig())
+    explicit Bench(bool translate, const AtcConfig& atc_config = AtcConfig(),
+                   uint32_t in_flight = 1)
         : atc(translate ? std::make_unique<Atc>("atc", atc_config, services) : nullptr),
           iommu(translate ? std::make_unique<FakeTranslator>("iommu", 617) : nullptr),
-          dma("dma", config(translate), services, atc.get()),
+          dma("dma", config(translate, in_flight), services, atc.get()),
           host_mem("host_mem", kHost, 64 * 1024, 100),
           dev_mem("dev_mem", kDev, 64 * 1024, 10) {
         if (atc) atc->ats_initiator.bind(iommu->socket);
@@ -45,11 +47,14 @@ struct Bench {
         dma.device_initiator.bind(dev_mem.socket);
         sc_core::sc_start(SC_ZERO_TIME);
     }
-    static DmaConfig config(bool translate) {
+    static DmaConfig config(bool translate, uint32_t in_flight = 1) {
         DmaConfig c;
         c.translate = translate;
+        c.pieces_in_flight = in_flight;
         return c;
     }
+    // The fixed part of a host -> device descriptor: setup and the read's completion handling.
+    static double read_fixed_ns() { return DmaConfig().setup_ns + DmaConfig().read_completion_ns; }
     DmaResult run(DmaDirection dir, uint64_t host, uint64_t dev, uint64_t len) {
         sc_time d = SC_ZERO_TIME;
         DmaResult r = dma.execute(DmaDescriptor{dir, host, dev, len}, d);
@@ -116,7 +121,7 @@ TEST(LinkDma, LatencyIsTranslationPlusTransfer) {
     // the first piece (110 ns) has moved: only the first miss is waited for.
     DmaResult r = b.run(DmaDirection::HostToDevice, kVirt + 0xC00, kDev, 0x800);
     ASSERT_TRUE(r.ok) << r.error;
-    const double miss = 20 + 1136 + 617, hit = 20, piece = 100 + 10, setup = DmaConfig().setup_ns;
+    const double miss = 20 + 1136 + 617, hit = 20, piece = 100 + 10, setup = Bench::read_fixed_ns();
     EXPECT_EQ(r.translations, 2u);
     EXPECT_DOUBLE_EQ(r.translation_ns, miss);
     EXPECT_DOUBLE_EQ(r.transfer_ns, 2 * piece);
@@ -126,6 +131,31 @@ TEST(LinkDma, LatencyIsTranslationPlusTransfer) {
     EXPECT_EQ(b.dma.results().size(), 2u);
     EXPECT_EQ(b.dma.results()[1].id, 1u);
     EXPECT_EQ(b.dma.results()[1].completion, sc_time(r.latency_ns, sc_core::SC_NS));
+}
+
+TEST(LinkDma, PiecesInFlightOverlapTheirReads) {
+    Bench b(false, AtcConfig(), 2);  // two buffers
+    const DmaResult r = b.run(DmaDirection::HostToDevice, kHost, kDev, 4 * kPage);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.pieces, 4u);
+    EXPECT_EQ(0, std::memcmp(b.dev_mem.at(kDev), b.host_mem.at(kHost), 4 * kPage));
+    const double host = 100, dev = 10;
+    // Pieces 0 and 1 are read at once and written as their data arrives (host + dev); pieces 2
+    // and 3 take the buffers when pieces 0 and 1 have been written and end one piece later.
+    const double end = 2 * (host + dev);
+    EXPECT_DOUBLE_EQ(r.transfer_ns, end);
+    EXPECT_DOUBLE_EQ(r.latency_ns, Bench::read_fixed_ns() + end);
+    EXPECT_LT(r.latency_ns, Bench::read_fixed_ns() + 4 * (host + dev));  // store and forward
+}
+
+// A write (device -> host) pays no read completion: setup and the pieces only.
+TEST(LinkDma, WritesToTheHostPayNoReadCompletion) {
+    Bench b(false);
+    const DmaResult w = b.run(DmaDirection::DeviceToHost, kHost, kDev, 64);
+    const DmaResult r = b.run(DmaDirection::HostToDevice, kHost, kDev, 64);
+    ASSERT_TRUE(w.ok && r.ok);
+    EXPECT_DOUBLE_EQ(w.latency_ns, DmaConfig().setup_ns + 10 + 100);
+    EXPECT_DOUBLE_EQ(r.latency_ns - w.latency_ns, DmaConfig().read_completion_ns);
 }
 
 // 32 KiB over 8 virtual pages scattered in host memory (virtual page i on physical 7 - i).
@@ -139,7 +169,7 @@ TEST(LinkDma, TranslationsOverlapTheTransfer) {
     map_scattered(b);
     const DmaResult r = b.run(DmaDirection::HostToDevice, kVirt, kDev, 8 * kPage);
     ASSERT_TRUE(r.ok) << r.error;
-    const double miss = 20 + 1136 + 617, piece = 100 + 10, setup = DmaConfig().setup_ns;
+    const double miss = 20 + 1136 + 617, piece = 100 + 10, setup = Bench::read_fixed_ns();
     // Far below 8 misses one after another: lookup k leaves 20k ns after the first and is back
     // before piece k - 1 has moved (20 < 110 ns), so only the first miss is waited for.
     EXPECT_LT(r.latency_ns, setup + 8 * miss);
@@ -171,7 +201,7 @@ TEST(LinkDma, OneOutstandingTranslationIsSerial) {
     const DmaResult r = b.run(DmaDirection::HostToDevice, kVirt, kDev, 8 * kPage);
     ASSERT_TRUE(r.ok) << r.error;
     // Page k is translated only after page k - 1 moved: 8 x (miss + piece), as a blocking ATC.
-    const double miss = 20 + 1136 + 617, piece = 100 + 10, setup = DmaConfig().setup_ns;
+    const double miss = 20 + 1136 + 617, piece = 100 + 10, setup = Bench::read_fixed_ns();
     EXPECT_DOUBLE_EQ(r.translation_ns, 8 * miss);
     EXPECT_DOUBLE_EQ(r.latency_ns, setup + 8 * (miss + piece));
     for (uint64_t i = 0; i < 8; ++i)
@@ -190,7 +220,7 @@ TEST(LinkDma, TwoOutstandingTranslationsOverlapPartly) {
     map_scattered(b);
     const DmaResult r = b.run(DmaDirection::HostToDevice, kVirt, kDev, 8 * kPage);
     ASSERT_TRUE(r.ok) << r.error;
-    const double miss = 20 + 1136 + 617, piece = 100 + 10, setup = DmaConfig().setup_ns;
+    const double miss = 20 + 1136 + 617, piece = 100 + 10, setup = Bench::read_fixed_ns();
     // Page k + 2 is looked up when page k has moved, so a miss (1773 ns) overlaps one piece
     // (110 ns) at most: between the blocking and the fully overlapped cases.
     EXPECT_LT(r.latency_ns, setup + 8 * (miss + piece));

@@ -35,9 +35,10 @@ constexpr uint64_t kHostAddr = 0x00, kDeviceAddr = 0x08, kLength = 0x10, kContro
 constexpr uint32_t kStart = 1, kDeviceToHost = 2, kTranslate = 4, kIrqEnable = 8;
 constexpr uint32_t kBusy = 1, kDone = 2, kError = 4, kOverrun = 8;
 
-// Latencies chosen so expected times are easy to work out: engine setup 50 ns, host memory
-// 100 ns and device memory 10 ns per access, 4 ns per register access.
-constexpr double kSetupNs = 50, kHostNs = 100, kDevNs = 10, kRegNs = 4;
+// Latencies chosen so expected times are easy to work out: engine setup 50 ns (and 30 ns more to
+// complete a host -> device read), host memory 100 ns and device memory 10 ns per access, 4 ns
+// per register access; pieces store and forward, one after another.
+constexpr double kSetupNs = 50, kReadDoneNs = 30, kHostNs = 100, kDevNs = 10, kRegNs = 4;
 
 // A host CPU doing uncached MMIO: each access blocks until it completes (it syncs its delay).
 struct Host : sc_core::sc_module {
@@ -112,6 +113,8 @@ struct Bench {
     static DmaConfig dma_config(bool translate) {
         DmaConfig c;
         c.setup_ns = kSetupNs;
+        c.read_completion_ns = kReadDoneNs;
+        c.pieces_in_flight = 1;
         c.translate = translate;
         return c;
     }
@@ -133,7 +136,7 @@ TEST(LinkDmaRegisters, HostToDeviceCopyBusyThenDoneAtTheEngineLatency) {
     Bench b;
     // One piece (0x100 + 3000 stays inside the first 4 KiB page): setup + host read + device
     // write.
-    const double latency = kSetupNs + kHostNs + kDevNs;
+    const double latency = kSetupNs + kHostNs + kDevNs + kReadDoneNs;
     sc_time start_at, irq_seen;
     b.run([&](Host& h) {
         h.program(kHost + 0x100, kDev + 0x40, 3000);
@@ -249,7 +252,7 @@ TEST(LinkDmaRegisters, TranslateBitMustMatchTheEngine) {
 
 TEST(LinkDmaRegisters, StartWhileBusySetsOverrunAndIsIgnored) {
     Bench b;
-    const double latency = kSetupNs + kHostNs + kDevNs;
+    const double latency = kSetupNs + kHostNs + kDevNs + kReadDoneNs;
     sc_time start_at;
     b.run([&](Host& h) {
         h.program(kHost, kDev, 256);

@@ -1,5 +1,5 @@
 // `canopy exp ats-cost` (platform/pcie_experiments.cpp): the CCIX-vs-PCIe paper's ATS trends
-// (seeds/003 Sec. IV Exp. 2, CALIBRATION.md E2) and its anchors within 15%. Each TEST runs in
+// (seeds/003 Sec. IV Exp. 2, CALIBRATION.md E2) and its anchor within 15%. Each TEST runs in
 // its own process.
 #include <gtest/gtest.h>
 
@@ -40,24 +40,30 @@ TEST(PlatformPcieExp, AtsCostTrendsAndAnchors) {
     // exposes one 64-B miss's worth of translation (E2.1 - E2.2), not eight.
     const double one_miss = rows["E2.1"].simulated - rows["E2.2"].simulated;
     EXPECT_NEAR(rows["E2.4"].simulated - rows["E2.5"].simulated, one_miss, 0.1 * one_miss);
-    EXPECT_LT(rows["E2.6"].simulated, 1.5);
-    EXPECT_LT(rows["E2.6"].simulated, rows["E2.3"].simulated / 2);
+    // The engine streams 32 KiB at the link's rate (pieces in flight), so that one exposed miss
+    // is a visible share of the cold read, but less than half of it, and its relative cost is
+    // well below the 64-B read's.
     EXPECT_LT(rows["E2.17"].simulated, 0.5);  // ATS share of the cold read
-    // A blocking ATC (E2.18) waits for every page's translation in turn: the first miss, then for
-    // each of the 7 later pages a miss whose walk the IOMMU prefetch saved (E2.8 - E2.2).
+    EXPECT_LT(rows["E2.6"].simulated - 1, (rows["E2.3"].simulated - 1) / 2);
+    // A blocking ATC (E2.18) waits for every page's translation in turn: against its own warm
+    // read (E2.18 / E2.19), the first miss, then for each of the 7 later pages a miss whose walk
+    // the IOMMU prefetch saved (E2.8 - E2.2).
     const double later_miss = rows["E2.8"].simulated - rows["E2.2"].simulated;
-    EXPECT_NEAR(rows["E2.18"].simulated - rows["E2.5"].simulated, one_miss + 7 * later_miss,
+    const double blocking_warm = rows["E2.18"].simulated / rows["E2.19"].simulated;
+    EXPECT_NEAR(rows["E2.18"].simulated - blocking_warm, one_miss + 7 * later_miss,
                 0.05 * (one_miss + 7 * later_miss));
-    EXPECT_GT(rows["E2.19"].simulated, 2 * rows["E2.6"].simulated);
+    // Overlapping the translations at least halves their overhead on a cold 32 KiB read.
+    EXPECT_GT(rows["E2.19"].simulated - 1, 2 * (rows["E2.6"].simulated - 1));
     // 2 MiB pages need fewer translations than 4 KiB pages for the same sweep.
     EXPECT_LT(rows["E2.12"].simulated, rows["E2.11"].simulated);
     EXPECT_GE(rows["E2.12"].simulated, 1);
-    // The published anchors: ATS-miss read 2453 ns, ATC-hit read 700 ns, IOMMU answer 617 ns.
-    for (const char* id : {"E2.1", "E2.2", "E2.10"}) {
-        const Row& r = rows[id];
-        EXPECT_GT(r.published, 0) << id;
-        EXPECT_LE(std::fabs(r.simulated - r.published), 0.15 * r.published) << id;
-    }
+    // The published anchor of the DMA path: the IOMMU's answer, 617 ns. The paper's 2453 and
+    // 700 ns are CCIX reads (E2.20, E2.21); the DMA rows carry no published value.
+    const Row& iommu = rows["E2.10"];
+    EXPECT_GT(iommu.published, 0);
+    EXPECT_LE(std::fabs(iommu.simulated - iommu.published), 0.15 * iommu.published);
+    for (const char* id : {"E2.1", "E2.2", "E2.7", "E2.8", "E2.9"})
+        EXPECT_EQ(rows[id].published, 0) << id;
     // The CSV and SVG are written beside the JSON.
     EXPECT_NE(slurp(d + "/ats-cost.csv").find("E2.1,"), std::string::npos);
     EXPECT_NE(slurp(d + "/ats-cost.svg").find("<svg"), std::string::npos);
