@@ -21,7 +21,6 @@ void CcixConfig::apply_profile() {
         c.l2 = core::CacheGeometry{1024 * 1024, 8, 64};  // 1 MiB (AM016); 8 ways assumed
         c.l1_hit_ns = 48.0;                              // assumed equal to the u280's SC
         c.l2_hit_ns = 40.0;                              // assumed
-        c.read_unique = false;  // assumed: the CPM's L2 reads shared, as a CHI RN-F's loads do
     } else {
         throw InputError("config", "link.ccix.profile",
                          "expected one of u280, vck5000, got '" + profile + "'");
