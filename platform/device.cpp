@@ -1,5 +1,11 @@
 #include "platform/device.hpp"
 
+#include <iostream>
+#include <string>
+
+#include "core/error.hpp"
+#include "ssd/hre_queue.h"
+
 namespace canopy::platform {
 
 host::HostMemoryConfig DeviceConfig::default_memory() {
@@ -37,8 +43,19 @@ void sync_if_thread(sc_core::sc_time& delay) {
 }
 }  // namespace
 
+namespace {
+const WillowConfig& checked(const WillowConfig& c) {
+    if (uint64_t(c.bridge.queue_pairs) * HRE_DOORBELL_PAGE_BYTES > Device::kDoorbellsBytes)
+        throw InputError("config", "ssd.bridge.queue_pairs",
+                         std::to_string(c.bridge.queue_pairs) +
+                             " queue pairs need more doorbell pages than BAR0's 4 MiB window holds "
+                             "(at most 1024)");
+    return c;
+}
+}  // namespace
+
 Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link::CcixConfig& ccix,
-               core::Services& services)
+               const WillowConfig& ssd_cfg, core::Services& services)
     : sc_module(name),
       memory("memory", cfg.memory, services),
       atc("atc", cfg.atc, services),
@@ -49,8 +66,13 @@ Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link
       ctg_regs("ctg_regs", ra, kPasid, services, cfg.ctg_regs),
       fabric("fabric"),
       vc("vc", services),
+      ssd("ssd", checked(ssd_cfg), services, std::cout, true),
       bar0("bar0", cfg.bar0_address, kBar0Bytes,
-           {{kDmaRegsOffset, kRegsWindowBytes}, {kCtgRegsOffset, kRegsWindowBytes}}) {
+           {{kDmaRegsOffset, kRegsWindowBytes},
+            {kCtgRegsOffset, kRegsWindowBytes},
+            {kBridgeCtlOffset, kBridgeCtlBytes},
+            {kDoorbellsOffset, kDoorbellsBytes}}),
+      bar0_address_(cfg.bar0_address) {
     atc.ats_initiator.bind(fabric.in);
     dma.host_initiator.bind(fabric.in);
     ra.link_initiator.bind(fabric.in);
@@ -58,8 +80,20 @@ Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link
     vc.vc0.bind(bar0.in);
     vc.vc1.bind(ra.snoop_target);
     dma.device_initiator.bind(memory.socket);
-    bar0.out.bind(dma_regs.socket);  // window 0
-    bar0.out.bind(ctg_regs.socket);  // window 1
+    bar0.out.bind(dma_regs.socket);        // window 0
+    bar0.out.bind(ctg_regs.socket);        // window 1
+    bar0.out.bind(ssd.bridge->ctl);        // window 2
+    bar0.out.bind(ssd.bridge->doorbells);  // window 3
+    ssd.bridge->host.bind(fabric.in);
+}
+
+sw::WillowDevice Device::willow_device() const {
+    sw::WillowDevice d;
+    d.ctl_pa = bar0_address_ + kBridgeCtlOffset;
+    d.doorbells_pa = bar0_address_ + kDoorbellsOffset;
+    d.queue_pairs = uint32_t(ssd.bridge->doorbell_bytes() / HRE_DOORBELL_PAGE_BYTES);
+    d.spus = uint32_t(ssd.spus.size());
+    return d;
 }
 
 }  // namespace canopy::platform

@@ -5,12 +5,17 @@
 // device.dma_regs, device.ra, device.ctg, device.ctg_regs (the CTG's startTrans registers),
 // device.memory, device.fabric (the endpoint's interconnect onto the link), device.vc (VC0/VC1
 // demultiplexer) and device.bar0 (BAR decoder: the DMA block at offset kDmaRegsOffset, the CTG's
-// at kCtgRegsOffset).
+// at kCtgRegsOffset, the SSD bridge's control block at kBridgeCtlOffset and its HRE doorbell
+// pages from kDoorbellsOffset), and device.ssd, the Willow SSD controller (platform/willow), whose
+// bridge reaches host memory through the fabric.
 //
-//   device.atc.ats / device.dma.host / device.ra.link --> device.fabric --> [link.device_target]
+//   device.atc.ats / device.dma.host / device.ra.link
+//   / device.ssd.bridge.host                            --> device.fabric --> [link.device_target]
 //   device.ctg.direct --> device.ra (the CTG's CCIX path)
 //   [link.device_initiator] --> device.vc --VC0--> device.bar0 --> device.dma_regs
 //                                                               --> device.ctg_regs --> device.ra
+//                                                               --> device.ssd.bridge (ctl,
+//                                                               doorbells)
 //                                         --VC1--> device.ra.snoop (snoops from the host)
 //   device.dma.device --> device.memory
 #pragma once
@@ -28,6 +33,8 @@
 #include "link/traffic_generator.hpp"
 #include "link/vc_router.hpp"
 #include "platform/fabric.hpp"
+#include "platform/willow.hpp"
+#include "sw/host/willow_driver.hpp"
 
 namespace canopy::platform {
 
@@ -47,16 +54,26 @@ struct DeviceConfig {
 
 class Device : public sc_core::sc_module {
   public:
-    static constexpr uint64_t kBar0Bytes = 4096;  // the smallest memory BAR; holds both blocks
+    // BAR0: 8 MiB (a power of two) holding the register blocks and the SSD's doorbell pages.
+    static constexpr uint64_t kBar0Bytes = 8ull << 20;
     // The register blocks' windows in BAR0 (each block's map fits in its 256 B).
     static constexpr uint64_t kDmaRegsOffset = 0x000, kCtgRegsOffset = 0x100,
                               kRegsWindowBytes = 0x100;
+    // The SSD bridge's control block (its own 4 KiB page: only the kernel maps it) and the HRE
+    // doorbell pages (4 MiB: up to 1,024 queue pairs, one page each).
+    static constexpr uint64_t kBridgeCtlOffset = 0x1000, kBridgeCtlBytes = 0x1000,
+                              kDoorbellsOffset = 0x400000, kDoorbellsBytes = 0x400000;
     // The host process the device works for (the first one the kernel creates): the ATC sends no
     // PASID, the root port applies this one.
     static constexpr uint32_t kPasid = 1;
 
+    // Throws InputError when the SSD's queue pairs do not fit the doorbell window, or for a bad
+    // firmware ELF.
     Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link::CcixConfig& ccix,
-           core::Services& services);
+           const WillowConfig& ssd_cfg, core::Services& services);
+
+    // Where the host finds the SSD: for the Willow driver.
+    sw::WillowDevice willow_device() const;
 
     host::HostMemory memory;
     link::Atc atc;
@@ -67,7 +84,11 @@ class Device : public sc_core::sc_module {
     link::CtgRegisters ctg_regs;
     FanIn fabric;
     link::VcRouter vc;
+    Willow ssd;
     BarDecoder bar0;
+
+  private:
+    uint64_t bar0_address_;
 };
 
 }  // namespace canopy::platform

@@ -5,7 +5,7 @@ namespace canopy::platform {
 Platform::Platform(const PlatformConfig& cfg, core::Services& services)
     : host("host", cfg.host, cfg.ccix, services),
       link("link", link::esm_link_config(cfg.ccix, cfg.pcie, nullptr), services),
-      device("device", cfg.device, cfg.ccix, services),
+      device("device", cfg.device, cfg.ccix, cfg.ssd, services),
       nand("nand", cfg.nand, services),
       player("player", cfg.nand.geometry.channels, cfg.nand.geometry.dies_per_channel, services,
              sc_core::sc_time(cfg.sim.quantum_ns, sc_core::SC_NS)) {

@@ -25,6 +25,7 @@ void PlatformConfig::describe(core::Params& p) {
     pcie.describe(p);
     ccix.describe(p);
     device.describe(p);
+    ssd.describe(p);
     nand.describe(p);
     core::Params sc = p.scope("scenario");
     scenario.describe(sc);

@@ -1,6 +1,6 @@
 // The whole platform's configuration: one struct per module, gathered under their key prefixes
-// ("sim.", "host.", "link.", "device.", "nand.", "scenario.", "sw."). Loading, checking and dumping
-// all go through describe().
+// ("sim.", "host.", "link.", "device.", "ssd.", "nand.", "scenario.", "sw."). Loading, checking and
+// dumping all go through describe().
 #pragma once
 
 #include <functional>
@@ -42,6 +42,7 @@ struct PlatformConfig {
     link::PcieConfig pcie;
     link::CcixConfig ccix;
     DeviceConfig device;
+    WillowConfig ssd;  // the SSD controller on the device ("ssd.")
     nand::NandConfig nand;
     ScenarioConfig scenario;
     sw::HostRuntimeConfig software;  // host software layers above the drivers

@@ -6,7 +6,8 @@ namespace canopy::platform {
 
 void WillowConfig::describe(core::Params& root) {
     core::Params p = root.scope("ssd");
-    p("spus", spus, "", "storage processing units on the ring [Willow 3.2: 8]", 1, 64);
+    p("spus", spus, "", "storage processing units on the ring [Willow 3.2: 8]", 1, 64)(
+        "firmware", firmware, "ELF every SPU boots (SPU-OS); empty: none, the SPUs stay halted");
     core::Params s = p.scope("spu");
     spu.describe(s);
     core::Params n = p.scope("ni");
@@ -46,6 +47,10 @@ Willow::Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Serv
         s.dma.dram.bind(dram_port.in);
     }
     dram_port.out.bind(dram.socket);
+    if (!cfg.firmware.empty())
+        load_all(cfg.firmware);
+    else
+        for (auto& s : spus) s->core.halt();
     if (with_bridge) {
         bridge_ni = std::make_unique<ssd::NetworkInterface>("bridge_ni", cfg.bridge_ni, services);
         bridge = std::make_unique<ssd::PcieBridge>("bridge", *bridge_ni, services, cfg.bridge);
@@ -57,6 +62,7 @@ void Willow::load_all(const std::string& elf_path) {
     for (auto& s : spus) {
         cpu::ElfImage image(elf_path);
         s->load(image);
+        if (s->core.halted()) s->core.resume();  // an SSD built without firmware waits halted
     }
 }
 

@@ -24,6 +24,8 @@ namespace canopy::platform {
 // The SSD's settings ("ssd.").
 struct WillowConfig {
     uint32_t spus = 8;  // [Willow 3.2: the prototype has 8 SPUs]
+    // The ELF every SPU boots (SPU-OS); "": none, the SPUs stay halted.
+    std::string firmware;
     SpuConfig spu;
     ssd::NiConfig ni;
     ssd::RingConfig ring;
@@ -41,7 +43,8 @@ class Willow : public sc_core::sc_module {
     Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Services& services,
            std::ostream& console_out = std::cout, bool with_bridge = false);
 
-    // Loads one firmware image onto every SPU (InputError names the file and the segment).
+    // Loads one firmware image onto every SPU (InputError names the file and the segment) and
+    // lets the cores run.
     void load_all(const std::string& elf_path);
     bool all_exited() const;
 

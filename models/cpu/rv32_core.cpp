@@ -581,11 +581,14 @@ void Rv32Core::boundary() {
             continue;
         }
         // Interrupts stay masked while single-stepping (the debug spec's dcsr.stepie = 0).
-        if (!stepping_ && (mstatus_ & kMie) && (mie_ & mip_)) take_interrupt();
+        // Machine interrupts are enabled by mstatus.MIE in machine mode and always in user mode.
+        const bool enabled = priv_ != 3 || (mstatus_ & kMie);
+        if (!stepping_ && enabled && (mie_ & mip_)) take_interrupt();
         if (cycle_ >= sync_cycle_) {
             quantum_check();
             if (halt_req_ || exit_req_ || pending_stop_ != StopReason::None) continue;
-            if (!stepping_ && (mstatus_ & kMie) && (mie_ & mip_)) continue;  // raised meanwhile
+            if (!stepping_ && (priv_ != 3 || (mstatus_ & kMie)) && (mie_ & mip_))
+                continue;  // raised meanwhile
         }
         break;
     }

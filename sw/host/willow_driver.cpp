@@ -39,13 +39,29 @@ uint64_t WillowDriver::reg(host::HostCore& cpu, const char* name) {
                               : cpu.load<uint32_t>(ctl(cpu) + r.offset);
 }
 
+void WillowDriver::lock(host::HostCore& cpu) {
+    // The driver's mutex: programs on several cores may open HREs at once, and the bridge's
+    // qp_select makes set-up a sequence no two may interleave.
+    while (locked_) {
+        cpu.compute_ns(100);
+        cpu.sync();
+    }
+    locked_ = true;
+}
+
 HreEndpoint WillowDriver::open(host::HostCore& cpu, bool kernel) {
     cpu.compute_ns(cfg_.syscall_ns);
+    lock(cpu);
+    struct Unlock {
+        bool& l;
+        ~Unlock() { l = false; }
+    } unlock{locked_};
     uint32_t qp = 0;
     while (qp < used_.size() && used_[qp]) ++qp;
     if (qp == used_.size())
         throw host::HostFault("Willow driver: all " + std::to_string(used_.size()) +
                               " HRE queue pairs are taken");
+    used_[qp] = true;
     HreEndpoint e;
     e.qp = qp;
     e.hre = ((kernel ? 0u : cpu.process().pid) << ssd::kHreIndexBits) | qp;
@@ -77,6 +93,11 @@ HreEndpoint WillowDriver::open(host::HostCore& cpu, bool kernel) {
 
 void WillowDriver::close(host::HostCore& cpu, const HreEndpoint& hre) {
     cpu.compute_ns(cfg_.syscall_ns);
+    lock(cpu);
+    struct Unlock {
+        bool& l;
+        ~Unlock() { l = false; }
+    } unlock{locked_};
     reg(cpu, "qp_select", hre.qp);
     reg(cpu, "qp_control", 0);
     used_[hre.qp] = false;

@@ -72,6 +72,7 @@ class WillowDriver {
     const WillowDevice& device() const { return device_; }
 
   private:
+    void lock(host::HostCore& cpu);
     uint64_t ctl(host::HostCore& cpu);  // the control block, mapped into the caller's process
     void reg(host::HostCore& cpu, const char* name, uint64_t value);
     uint64_t reg(host::HostCore& cpu, const char* name);
@@ -80,6 +81,7 @@ class WillowDriver {
     HreLayout layout_;
     WillowDriverConfig cfg_;
     std::vector<bool> used_;
+    bool locked_ = false;
     std::map<uint32_t, uint64_t> ctl_va_;  // per process (pid): where the control block is mapped
 };
 

@@ -128,5 +128,29 @@ TEST_F(CpuUser, WithoutSegmentsUserModeReachesNothing) {
     EXPECT_EQ(x(a1), 0u);
 }
 
+TEST_F(CpuUser, MachineInterruptsAreTakenInUserModeWhateverMie) {
+    Asm a;
+    a.set_mtvec("handler");
+    a.li(t1, 1u << 11).csrw(csrn::mie, t1);  // MEIE; mstatus.MIE stays 0
+    a.li(t0, 0x1800)(csrrc(zero, csrn::mstatus, t0));
+    a.la(t1, "app").csrw(csrn::mepc, t1)(mret());
+    a.label("app")(addi(s2, s2, 1)).j("app");
+    a.label("app_end");
+    a.label("handler").csrr(s9, csrn::mcause).csrr(s8, csrn::mstatus).csrr(s11, csrn::mepc);
+    a.exit_code(0x99);
+    build();
+    timeline().at(sc_core::sc_time(20, sc_core::SC_US),
+                  [this] { core().set_irq(cause::kMei, true); });
+    load(a);
+    core().set_segments({a.addr("app"), a.addr("app_end") - a.addr("app"), kData, kDataSize});
+    run();
+    ASSERT_TRUE(exited()) << trap_log();
+    EXPECT_EQ(x(s9), cause::kInterrupt | cause::kMei);
+    EXPECT_EQ((x(s8) >> 11) & 3, 0u);  // taken from user mode
+    EXPECT_GE(x(s11), a.addr("app"));
+    EXPECT_LT(x(s11), a.addr("app_end"));
+    EXPECT_GT(x(s2), 1000u);  // the app ran until then (2,500 cycles, two instructions a turn)
+}
+
 }  // namespace
 }  // namespace canopy::cpu::test

@@ -59,7 +59,8 @@ TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
     EXPECT_NE(v.find("$timescale"), std::string::npos);
     EXPECT_NE(v.find("1 ns"), std::string::npos);
     ASSERT_NE(v.find("$enddefinitions"), std::string::npos);
-    // One busy flag per flash channel and per link direction, one state per die.
+    // One busy flag per flash channel, per link direction and for the SSD's ring; one state per
+    // die.
     std::regex var(R"(\$var wire\s+(\d+)\s+(\S+)\s+(\w+))");
     std::map<std::string, std::string> ids;  // id -> name
     int busy = 0, state = 0;
@@ -69,7 +70,7 @@ TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
         busy += (*it)[3] == "busy";
         state += (*it)[3] == "state";
     }
-    EXPECT_EQ(busy, 2 + 2);
+    EXPECT_EQ(busy, 2 + 2 + 1);
     EXPECT_EQ(state, 4);
     // Value changes after the header: timestamps strictly increase, and busy rises and falls.
     std::istringstream body(v.substr(v.find("$enddefinitions")));

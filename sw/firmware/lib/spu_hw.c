@@ -8,6 +8,16 @@ unsigned spu_node(void) { return SPU_FIELD(CTL(ID), SPU_CTL_ID, NODE); }
 unsigned spu_count(void) { return SPU_FIELD(CTL(ID), SPU_CTL_ID, SPU_COUNT); }
 unsigned spu_bridge_node(void) { return SPU_FIELD(CTL(ID), SPU_CTL_ID, BRIDGE_NODE); }
 
+void spu_set_segments(uint32_t code_base, uint32_t code_size, uint32_t data_base,
+                      uint32_t data_size) {
+    CTL(CODE_BASE) = code_base;
+    CTL(CODE_SIZE) = code_size;
+    CTL(DATA_BASE) = data_base;
+    CTL(DATA_SIZE) = data_size;
+}
+
+void spu_irq_enable(uint32_t sources) { CTL(IRQ_ENABLE) = sources; }
+
 uint32_t spu_dma(enum spu_port src, uint32_t src_addr, enum spu_port dst, uint32_t dst_addr,
                  uint32_t len) {
     DMA(SRC_ADDR) = src_addr;
@@ -20,7 +30,7 @@ uint32_t spu_dma(enum spu_port src, uint32_t src_addr, enum spu_port dst, uint32
     uint32_t status;
     while ((status = DMA(STATUS)) & SPU_DMA_STATUS_BUSY_MASK) {
     }
-    DMA(STATUS) = SPU_DMA_STATUS_DONE_MASK | SPU_DMA_STATUS_ERROR_MASK;  /* W1C */
+    DMA(STATUS) = SPU_DMA_STATUS_DONE_MASK | SPU_DMA_STATUS_ERROR_MASK; /* W1C */
     return (status & SPU_DMA_STATUS_ERROR_MASK) ? DMA(ERROR_CODE) : 0;
 }
 
@@ -38,6 +48,10 @@ uint32_t ni_begin_request(unsigned dst, unsigned dst_hre, unsigned rpc_id, unsig
 }
 
 uint32_t ni_finish_request(void) { return ni_command(SPU_NI_TX_COMMAND_FINISH_REQUEST_MASK); }
+
+uint32_t ni_abort_request(void) { return ni_command(SPU_NI_TX_COMMAND_ABORT_REQUEST_MASK); }
+
+int ni_request_open(void) { return (NI(TX_STATUS) & SPU_NI_TX_STATUS_OPEN_MASK) != 0; }
 
 uint32_t ni_send_response(unsigned dst, unsigned tag, uint32_t result) {
     NI(TX_DST) = dst << SPU_NI_TX_DST_NODE_SHIFT;

@@ -24,6 +24,12 @@ unsigned spu_node(void);
 unsigned spu_count(void);
 unsigned spu_bridge_node(void);
 
+/* The segment registers confining the SSD App in user mode (SPU-OS sets them at dispatch), and
+ * the interrupt sources (SPU_CTL_IRQ_ENABLE_*_MASK) that raise the core's external interrupt. */
+void spu_set_segments(uint32_t code_base, uint32_t code_size, uint32_t data_base,
+                      uint32_t data_size);
+void spu_irq_enable(uint32_t sources);
+
 /* DMA ports (control.src_port / dst_port). */
 enum spu_port {
     SPU_PORT_DMEM = SPU_DMA_CONTROL_SRC_PORT_DMEM,
@@ -45,6 +51,10 @@ struct ni_header {
 uint32_t ni_begin_request(unsigned dst, unsigned dst_hre, unsigned rpc_id, unsigned tag,
                           uint32_t length);
 uint32_t ni_finish_request(void);
+/* Drops the open request (begun, not finished) and frees its response slot. */
+uint32_t ni_abort_request(void);
+/* A request is open (begun, not finished). */
+int ni_request_open(void);
 uint32_t ni_send_response(unsigned dst, unsigned tag, uint32_t result);
 /* The originating HRE stamped on this SPU's requests from now on (SPU-OS, on dispatch). */
 void ni_set_origin(uint32_t hre);

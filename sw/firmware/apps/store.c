@@ -1,0 +1,103 @@
+/* A test SSD App exercising SPU-OS's RPC interface (Willow Section 3.1 "RPC interface", Figure
+ * 3's read handler): echo, NVM write and read through the permission check, a bad pointer, a
+ * handler that forgets to respond, the dispatch cost, a synchronous RPC to another SPU, and a call
+ * into another app. Handlers respond with a result the host test checks. */
+#include "spu_app.h"
+
+#define BUF 256
+
+static uint8_t buf[BUF];
+static uint32_t args[4];
+
+static uint32_t checksum(const uint8_t* p, uint32_t n) {
+    uint32_t s = 0;
+    for (uint32_t i = 0; i < n; ++i) s = s * 31 + p[i];
+    return s;
+}
+
+/* 0: payload (<= 256 B) -> its checksum. */
+static void echo(const struct spu_rpc_header* h) {
+    const uint32_t n = h->length < BUF ? h->length : BUF;
+    const uint32_t r = rpc_receive_bytes(buf, n);
+    rpc_send_response(r ? r : checksum(buf, n));
+}
+
+/* 1: {addr, n, bytes[n]} -> stored at addr in the SSD memory; the call's result. */
+static void store(const struct spu_rpc_header* h) {
+    (void)h;
+    uint32_t r = rpc_receive_bytes(args, 8);
+    if (!r && args[1] > BUF) r = SPU_OS_E_BAD_ARG;
+    if (!r) r = rpc_receive_bytes(buf, args[1]);
+    if (!r) r = nvm_write(args[0], buf, args[1]);
+    rpc_send_response(r);
+}
+
+/* 2: {addr, n} -> the checksum of n bytes at addr, or the error. */
+static void load(const struct spu_rpc_header* h) {
+    (void)h;
+    uint32_t r = rpc_receive_bytes(args, 8);
+    if (!r && args[1] > BUF) r = SPU_OS_E_BAD_ARG;
+    if (!r) r = nvm_read(args[0], buf, args[1]);
+    rpc_send_response(r ? r : checksum(buf, args[1]));
+}
+
+/* 3: buffers outside the app's data segment: SPU-OS's data, another slot, a wrapping range. The
+ * result has bit i set when call i was refused with SPU_OS_E_BAD_POINTER. */
+static void bad_pointer(const struct spu_rpc_header* h) {
+    (void)h;
+    uint32_t bits = 0;
+    bits |= (rpc_receive_bytes((void*)0x10000, 4) == SPU_OS_E_BAD_POINTER) << 0;
+    bits |= (nvm_read(0, (void*)(SPU_OS_DATA_SLOT_BASE + SPU_OS_DATA_SLOT_SIZE), 4) ==
+             SPU_OS_E_BAD_POINTER)
+            << 1;
+    bits |= (rpc_receive_bytes(buf, 0xfffffff0u) == SPU_OS_E_BAD_POINTER) << 2;
+    bits |= (spu_syscall(SPU_SYS_PUTS, 0x100, 8, 0, 0) == SPU_OS_E_BAD_POINTER) << 3;
+    rpc_send_response(bits);
+}
+
+/* 4: returns without a response (SPU-OS answers SPU_OS_E_NO_RESPONSE). */
+static void forgetful(const struct spu_rpc_header* h) { (void)h; }
+
+/* 5: cycles from SPU-OS reading the header to here. */
+static void dispatch_cost(const struct spu_rpc_header* h) {
+    rpc_send_response(spu_rdcycle() - h->dispatch_cycle);
+}
+
+/* 6: {node, rpc_id}: a synchronous RPC with a 16-byte payload to another SPU; its result. */
+static void forward(const struct spu_rpc_header* h) {
+    (void)h;
+    uint32_t r = rpc_receive_bytes(args, 8);
+    for (unsigned i = 0; i < 16; ++i) buf[i] = (uint8_t)(i + 1);
+    if (!r) r = rpc_start_request(args[0], 0, args[1], 16);
+    if (!r) r = rpc_append_request(buf, 16);
+    if (!r) r = rpc_finish_request();
+    if (!r) r = rpc_wait_response();
+    rpc_send_response(r);
+}
+
+/* 7: {app, fn, arg}: an inter-app call; its result. */
+static void call(const struct spu_rpc_header* h) {
+    (void)h;
+    const uint32_t r = rpc_receive_bytes(args, 12);
+    rpc_send_response(r ? r : spu_call(args[0], args[1], args[2]));
+}
+
+/* 8: a line on the console. */
+static void hello(const struct spu_rpc_header* h) {
+    (void)h;
+    rpc_send_response(spu_puts("hello from the store app\n"));
+}
+
+/* 9: {node, dst_hre, value}: asks the host (a synchronous RPC to an HRE) and answers its result
+ * plus one. While it waits SPU-OS serves other requests. */
+static void ask_host(const struct spu_rpc_header* h) {
+    (void)h;
+    uint32_t r = rpc_receive_bytes(args, 12);
+    if (!r) r = rpc_start_request(args[0], args[1], SPU_OS_RPC_ID(1, 0x20), 4);
+    if (!r) r = rpc_append_request(&args[2], 4);
+    if (!r) r = rpc_finish_request();
+    rpc_send_response(r ? r : rpc_wait_response() + 1);
+}
+
+SPU_APP(SPU_HANDLERS(echo, store, load, bad_pointer, forgetful, dispatch_cost, forward, call, hello,
+                     ask_host));

@@ -1,0 +1,145 @@
+/* SPU-OS's interface to SSD Apps and to the host (Willow Section 3.1 "Building an SSD App",
+ * "RPC interface", "Protection and sharing"): the memory layout the host kernel allocates app
+ * slots from, the system calls an app makes (ecall), the kernel-only RPCs of the built-in
+ * kernel app (app 0) the host driver sends, the RPCs SPU-OS sends to the host kernel, and the
+ * result codes. Plain C with fixed-width fields only, so that the rv32 firmware and the
+ * 64-bit C++ host driver include the same file. docs/spu_os.md explains each item. */
+#ifndef CANOPY_SPU_OS_ABI_H
+#define CANOPY_SPU_OS_ABI_H
+
+#include <stdint.h>
+
+#define SPU_OS_ABI_VERSION 1u
+
+/* --- Memory layout (one source: the firmware's CMake parses these lines) ------------------
+ * IMEM: SPU-OS code at 0, then SPU_OS_SLOTS app code slots. DMEM: SPU-OS data (with the
+ * permission table) and stack, then the app data slots. The host kernel allocates slots
+ * statically [Willow 3.1]: an app is linked for one slot (sw/firmware/apps/app.ld.in). */
+#define SPU_OS_IMEM_SIZE 0x4000u      /* SPU-OS code and read-only data: 16 KiB */
+#define SPU_OS_DMEM_SIZE 0x6000u      /* SPU-OS data, permission table and stack: 24 KiB */
+#define SPU_OS_STACK_SIZE 0x800u      /* of which the stack: 2 KiB */
+#define SPU_OS_SLOTS 4u               /* app slots */
+#define SPU_OS_CODE_SLOT_BASE 0x4000u /* slot k's code: BASE + k * SIZE */
+#define SPU_OS_CODE_SLOT_SIZE 0x1000u /* 4 KiB */
+#define SPU_OS_DATA_SLOT_BASE 0x16000u
+#define SPU_OS_DATA_SLOT_SIZE 0x800u /* 2 KiB: data, bss, stack, request header */
+/* Up to SPU_OS_LANES handlers of one app may be under way at once (one running, the others
+ * waiting for the response to a synchronous RPC). Each lane has a request header (struct
+ * spu_rpc_header, written by SPU-OS at dispatch) at the top of the data slot, lane l's at
+ * top - 32 (l + 1), and a stack below the headers, lane l's from top - HEADER_AREA - l *
+ * LANE_STACK down. */
+#define SPU_OS_LANES 2u
+#define SPU_OS_HEADER_AREA 0x40u
+#define SPU_OS_LANE_STACK 0x200u
+#define SPU_OS_APP_STACK_SIZE 0x400u /* all lanes' stacks, reserved by the app linker script */
+
+/* --- Identities ------------------------------------------------------------------------- */
+/* HRE IDs whose bits above the low 10 are zero are the host kernel's; the high bits name the
+ * process [Willow 3.1 "Tracking responsibility", models/ssd/ring_message.hpp]. */
+#define SPU_OS_HRE_INDEX_BITS 10u
+#define SPU_OS_PROCESS(hre) ((uint32_t)(hre) >> SPU_OS_HRE_INDEX_BITS)
+#define SPU_OS_RPC_ID(app, handler) ((uint16_t)(((app) << 8) | (handler)))
+#define SPU_OS_KERNEL_APP 0u /* app 0: SPU-OS's own kernel RPCs */
+#define SPU_OS_MAX_HANDLERS 16u
+
+/* --- Result codes (responses and system call returns) ------------------------------------
+ * 0 is success. SPU-OS's own codes are 0x100..0x1ff (the ring hardware uses 1 for a NACK);
+ * apps define theirs outside that range. */
+#define SPU_OS_OK 0u
+#define SPU_OS_E_NO_APP 0x101u      /* no active app with that id */
+#define SPU_OS_E_NO_HANDLER 0x102u  /* the app has no such handler */
+#define SPU_OS_E_KERNEL_ONLY 0x103u /* a kernel-only RPC from a user HRE */
+#define SPU_OS_E_APP_FAULT 0x104u   /* the handler faulted; the app is now disabled */
+#define SPU_OS_E_DISABLED 0x105u    /* the app faulted earlier and is disabled */
+#define SPU_OS_E_NO_RESPONSE 0x106u /* the handler returned without responding */
+#define SPU_OS_E_BAD_POINTER 0x107u /* a buffer outside the app's data segment */
+#define SPU_OS_E_PERMISSION 0x108u  /* no permission table entry allows the NVM access */
+#define SPU_OS_E_BAD_ARG 0x109u     /* malformed arguments or payload */
+#define SPU_OS_E_STATE 0x10au       /* not now: responded twice, slot busy, no request open */
+#define SPU_OS_E_NETWORK 0x10bu     /* the network interface refused the command */
+#define SPU_OS_E_DMA 0x10cu         /* the DMA controller reported an error */
+#define SPU_OS_E_NO_CALL 0x10du     /* inter-app call not allowed by the call table */
+#define SPU_OS_E_UNKNOWN_SYSCALL 0x10eu
+
+/* --- System calls: ecall with the number in a7, arguments in a0..a3, result in a0 -------- */
+#define SPU_SYS_DONE 0           /* the handler is finished (its return lands here) */
+#define SPU_SYS_RECEIVE 1        /* RPCReceiveBytes(ptr, n): next n payload bytes -> app data */
+#define SPU_SYS_RESPOND 2        /* RPCCreateResponse + RPCSendResponse(result) */
+#define SPU_SYS_START_REQUEST 3  /* RPCStartRequest(node, dst_hre, rpc_id, length) */
+#define SPU_SYS_APPEND 4         /* RPCAppendRequest(ptr, n): app data -> open request */
+#define SPU_SYS_FINISH 5         /* RPCFinishRequest() */
+#define SPU_SYS_NVM_READ 6       /* (nvm_addr, ptr, n): SSD memory -> app data */
+#define SPU_SYS_NVM_WRITE 7      /* (nvm_addr, ptr, n): app data -> SSD memory */
+#define SPU_SYS_NVM_TO_REQUEST 8 /* (nvm_addr, n): SSD memory -> open request (bulk read) */
+#define SPU_SYS_RECEIVE_TO_NVM 9 /* (nvm_addr, n): payload -> SSD memory (bulk write) */
+#define SPU_SYS_PUTS 10          /* (ptr, n): console */
+#define SPU_SYS_WAIT_RESPONSE                                                         \
+    11                  /* (): result of the last finished request (synchronous RPC); \
+                         * other RPCs run meanwhile, and the rest of this request's   \
+                         * payload is dropped */
+#define SPU_SYS_CALL 12 /* (app_id, function, arg): inter-app call; returns its a0 */
+#define SPU_SYS_COUNT 13
+
+/* --- Kernel RPCs: app 0, handler below; all but PING need an origin HRE of the kernel ------
+ * Payloads are little-endian uint32_t words. */
+#define SPU_OS_RPC_PING 0x00         /* -> SPU_OS_ABI_VERSION (anyone may ask) */
+#define SPU_OS_RPC_INSTALL_CODE 0x01 /* {slot, offset, bytes...} into the slot's IMEM */
+#define SPU_OS_RPC_INSTALL_DATA 0x02 /* {slot, offset, bytes...} into the slot's DMEM */
+#define SPU_OS_RPC_ACTIVATE 0x03     /* {app_id, slot}: reads the entry table at the slot */
+#define SPU_OS_RPC_REMOVE 0x04       /* {app_id}: frees its slot (and zeroes its data) */
+#define SPU_OS_RPC_PERM_ADD 0x05     /* {process, start, length, rights} x n */
+#define SPU_OS_RPC_PERM_REMOVE 0x06  /* {process, start} x n */
+#define SPU_OS_RPC_STAT 0x07         /* {which}: -> the statistic (SPU_OS_STAT_*) */
+#define SPU_OS_RPC_CALL_ALLOW 0x08   /* {caller app, callee app, function mask} */
+
+#define SPU_OS_PERM_READ 1u
+#define SPU_OS_PERM_WRITE 2u
+
+#define SPU_OS_STAT_PERM_CHECK_MAX 0  /* cycles of the slowest permission check */
+#define SPU_OS_STAT_PERM_CHECK_LAST 1 /* cycles of the last permission check */
+#define SPU_OS_STAT_PERM_ENTRIES 2    /* entries in the table */
+#define SPU_OS_STAT_PERM_EVICTIONS 3  /* entries evicted for room */
+#define SPU_OS_STAT_DISPATCHED 4      /* requests dispatched to apps */
+#define SPU_OS_STAT_FAULTS 5          /* app faults */
+#define SPU_OS_STAT_NOTIFY_DROPPED 6  /* notifications to the kernel that could not be sent */
+#define SPU_OS_STAT_DISPATCH_CYCLES 7 /* cycles from reading a header to entering the handler */
+#define SPU_OS_STAT_SUSPENDED 8       /* handlers suspended waiting for a response */
+#define SPU_OS_STAT_PERM_CHECK_INSNS_MAX 9   /* instructions of the longest permission check */
+#define SPU_OS_STAT_PERM_CHECK_INSNS_LAST 10 /* instructions of the last permission check */
+
+/* --- RPCs SPU-OS sends to the host kernel (bridge node, dst_hre 0), app 0 ---------------- */
+#define SPU_OS_RPC_NOTIFY_FAULT 0x10     /* struct spu_os_fault_notice */
+#define SPU_OS_RPC_NOTIFY_PERM_MISS 0x11 /* struct spu_os_perm_miss_notice */
+
+struct spu_os_fault_notice {
+    uint32_t node, app_id, mcause, mtval, mepc, origin;
+};
+struct spu_os_perm_miss_notice {
+    uint32_t node, process, app_id, addr, length, rights;
+};
+
+/* The header SPU-OS copies to the top of the app's data segment at dispatch; the handler gets
+ * a pointer to it in a0. */
+struct spu_rpc_header {
+    uint32_t src;    /* sender's ring node */
+    uint32_t rpc_id; /* app << 8 | handler */
+    uint32_t tag;
+    uint32_t origin;         /* originating HRE */
+    uint32_t length;         /* payload bytes */
+    uint32_t dispatch_cycle; /* mcycle (low word) when SPU-OS read the header */
+    uint32_t reserved[2];
+};
+
+/* The entry table at the start of an app's code slot (as words; sw/firmware/apps/spu_app.h
+ * builds it). Every address must lie inside the slot. */
+#define SPU_APP_MAGIC 0x57494c4fu /* "WILO" */
+struct spu_app_table {
+    uint32_t magic;
+    uint32_t n_handlers;  /* 1..SPU_OS_MAX_HANDLERS */
+    uint32_t done_stub;   /* the handlers' return address: ecall SPU_SYS_DONE */
+    uint32_t n_functions; /* functions other apps may call (SPU_SYS_CALL) */
+    uint32_t handlers[SPU_OS_MAX_HANDLERS];
+    uint32_t functions[SPU_OS_MAX_HANDLERS];
+};
+
+#endif

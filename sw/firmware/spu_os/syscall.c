@@ -1,0 +1,367 @@
+/* Running SSD App code and serving its system calls (Willow Section 3.1 "RPC interface": the
+ * RPC library calls RPCReceiveBytes, RPCCreateResponse/RPCSendResponse, RPCStartRequest,
+ * RPCAppendRequest, RPCFinishRequest and data transfers by DMA; "Protection and sharing": code
+ * and data segments, the permission check on every NVM transfer, faults reported to the host
+ * kernel, and calls between apps through the call table). An app runs in user mode confined to
+ * its slot's segments; it reaches SPU-OS only by ecall, and every buffer it names must lie in its
+ * data segment, so a bad pointer fails the call and never reaches SPU-OS's memory. A watchdog
+ * (the CLINT timer) ends a handler that runs too long, as a fault. Simple cooperative
+ * multithreading [Willow 3.1: "SPU-OS provides simple multithreading"]: a handler waiting for a
+ * synchronous RPC's response is suspended (its frame kept, its request taken off the network
+ * interface) and other requests run on other lanes until the response resumes it. */
+#include <stdio.h>
+
+#include "perm.h"
+#include "spu.h"
+#include "spu_os.h"
+
+#define MSTATUS_MPIE (1u << 7)
+#define MSTATUS_MPP (3u << 11)
+#define CAUSE_ECALL_U 8u
+#define WATCHDOG_US 20000u /* a handler's time budget; assumed, Willow gives none */
+
+#define THREADS 3 /* suspended handlers at once */
+
+/* The handler's frame, and the called function's during an inter-app call. */
+static struct {
+    unsigned slot, lane;
+    struct spu_os_frame frame;
+} level[2];
+static unsigned depth;
+static enum run_outcome outcome;
+
+/* Suspended handlers. */
+static struct thread {
+    uint8_t used, ready, slot, lane, app_id;
+    uint32_t result;
+    struct rpc_state rpc;
+    struct spu_os_frame frame;
+} threads[THREADS];
+
+static void enter_segments(unsigned slot) {
+    spu_set_segments(slot_code_base(slot), SPU_OS_CODE_SLOT_SIZE, slot_data_base(slot),
+                     SPU_OS_DATA_SLOT_SIZE);
+}
+
+static void arm_watchdog(void) {
+    volatile uint32_t* cmp = (volatile uint32_t*)(SPU_CLINT_BASE + SPU_CLINT_MTIMECMP);
+    const uint64_t at = spu_mtime() + WATCHDOG_US;
+    cmp[1] = 0xffffffffu; /* no spurious match while the halves change */
+    cmp[0] = (uint32_t)at;
+    cmp[1] = (uint32_t)(at >> 32);
+}
+
+/* The frame to run next in user mode, with the timer as its only interrupt (mstatus.MIE comes
+ * from MPIE at mret). */
+static struct spu_os_frame* resume(struct spu_os_frame* f) {
+    __asm__ volatile("csrw mie, %0" ::"r"(MIE_MTIE));
+    return f;
+}
+
+static uint32_t slot_top(unsigned slot) { return slot_data_base(slot) + SPU_OS_DATA_SLOT_SIZE; }
+
+/* Starts `pc` of `slot` at the given level on `lane`'s stack, with argument a0. */
+static struct spu_os_frame* start(unsigned lv, unsigned slot, unsigned lane, uint32_t pc,
+                                  uint32_t a0) {
+    struct spu_os_frame* f = &level[lv].frame;
+    for (unsigned i = 0; i < 32; ++i) f->x[i] = 0;
+    f->x[REG_SP] = slot_top(slot) - SPU_OS_HEADER_AREA - lane * SPU_OS_LANE_STACK;
+    f->x[REG_RA] = spu_os_slots[slot].table.done_stub;
+    f->x[REG_A0] = a0;
+    f->pc = pc;
+    level[lv].slot = slot;
+    level[lv].lane = lane;
+    depth = lv;
+    enter_segments(slot);
+    return resume(f);
+}
+
+/* Runs level 0's frame in user mode until the handler is over or suspended. */
+static enum run_outcome run(void) {
+    arm_watchdog();
+    /* mret enters user mode (MPP = U) with interrupts on (MPIE) for the watchdog. */
+    __asm__ volatile("csrc mstatus, %0" ::"r"(MSTATUS_MPP));
+    __asm__ volatile("csrs mstatus, %0" ::"r"(MSTATUS_MPIE));
+    outcome = RUN_DONE;
+    spu_os_enter(resume(&level[0].frame));
+    __asm__ volatile("csrw mie, zero");
+    return outcome;
+}
+
+enum run_outcome spu_os_run_handler(unsigned slot, unsigned lane, unsigned h) {
+    const struct rpc_state* r = &spu_os_rpc;
+    /* The header copy the handler gets (Willow: SPU-OS passes the header buffer). */
+    struct spu_rpc_header* uh =
+        (struct spu_rpc_header*)(slot_top(slot) - (lane + 1) * sizeof(struct spu_rpc_header));
+    uh->src = r->h.src;
+    uh->rpc_id = r->h.rpc_id;
+    uh->tag = r->h.tag;
+    uh->origin = r->h.origin;
+    uh->length = r->h.length;
+    uh->dispatch_cycle = r->dispatch_cycle;
+    start(0, slot, lane, spu_os_slots[slot].table.handlers[h], (uint32_t)uh);
+    spu_os_stats[SPU_OS_STAT_DISPATCH_CYCLES] = read_mcycle() - r->dispatch_cycle;
+    return run();
+}
+
+int spu_os_free_lane(unsigned slot, int busy) {
+    for (unsigned lane = 0; lane < SPU_OS_LANES; ++lane) {
+        int held = (int)lane == busy;
+        for (unsigned t = 0; t < THREADS; ++t)
+            held |= threads[t].used && threads[t].slot == slot && threads[t].lane == lane;
+        if (!held) return (int)lane;
+    }
+    return -1;
+}
+
+void spu_os_route_response(unsigned tag, uint32_t result) {
+    for (unsigned t = 0; t < THREADS; ++t)
+        if (threads[t].used && !threads[t].ready && threads[t].rpc.awaited_tag == tag) {
+            threads[t].ready = 1;
+            threads[t].result = result;
+            return;
+        }
+}
+
+int spu_os_ready_thread(void) {
+    for (unsigned t = 0; t < THREADS; ++t)
+        if (threads[t].used && threads[t].ready) return (int)t;
+    return -1;
+}
+
+enum run_outcome spu_os_resume(int i) {
+    struct thread* t = &threads[i];
+    t->used = 0;
+    spu_os_rpc = t->rpc;
+    ni_set_origin(t->rpc.h.origin);
+    const struct app_slot* a = &spu_os_slots[t->slot];
+    if (a->state != SLOT_ACTIVE || a->app_id != t->app_id) return RUN_GONE;
+    level[0].slot = t->slot;
+    level[0].lane = t->lane;
+    level[0].frame = t->frame;
+    level[0].frame.x[REG_A0] = t->result;
+    depth = 0;
+    enter_segments(t->slot);
+    return run();
+}
+
+/* [ptr, ptr + n) inside the running app's data segment (n may be 0). */
+static int user_buffer(uint32_t ptr, uint32_t n) {
+    const uint32_t base = slot_data_base(level[depth].slot);
+    return ptr >= base && n <= SPU_OS_DATA_SLOT_SIZE && ptr - base <= SPU_OS_DATA_SLOT_SIZE - n;
+}
+
+static void record_max(unsigned last, unsigned max, uint32_t value) {
+    spu_os_stats[last] = value;
+    if (value > spu_os_stats[max]) spu_os_stats[max] = value;
+}
+
+/* The permission check on an NVM transfer for the request's originating process; a miss is
+ * reported to the host kernel [Willow 3.1: "a permission miss ... SPU-OS sends an RPC to the
+ * kernel"]. The host kernel itself (process 0) may reach everything. */
+static int nvm_allowed(uint32_t addr, uint32_t n, uint32_t rights) {
+    const uint32_t process = SPU_OS_PROCESS(spu_os_rpc.h.origin);
+    if (process == 0) return 1;
+    const uint32_t t0 = read_mcycle(), i0 = read_minstret();
+    const int ok = perm_check(process, addr, n, rights);
+    const uint32_t i1 = read_minstret(), t1 = read_mcycle();
+    record_max(SPU_OS_STAT_PERM_CHECK_LAST, SPU_OS_STAT_PERM_CHECK_MAX, t1 - t0);
+    record_max(SPU_OS_STAT_PERM_CHECK_INSNS_LAST, SPU_OS_STAT_PERM_CHECK_INSNS_MAX, i1 - i0);
+    if (!ok) {
+        const struct spu_os_perm_miss_notice m = {
+            spu_node(), process, spu_os_slots[level[depth].slot].app_id, addr, n, rights};
+        spu_os_notice(SPU_OS_RPC_NOTIFY_PERM_MISS, &m, sizeof m);
+    }
+    return ok;
+}
+
+static uint32_t dma(enum spu_port src, uint32_t s, enum spu_port dst, uint32_t d, uint32_t n) {
+    if (n == 0) return SPU_OS_OK;
+    return spu_dma(src, s, dst, d, n) ? SPU_OS_E_DMA : SPU_OS_OK;
+}
+
+/* A transfer between the SSD memory and app data or the network interface. */
+static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum spu_port other) {
+    if (other == SPU_PORT_DMEM && !user_buffer(ptr, n)) return SPU_OS_E_BAD_POINTER;
+    if (n == 0) return SPU_OS_OK;
+    if (!nvm_allowed(addr, n, to_nvm ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ))
+        return SPU_OS_E_PERMISSION;
+    return to_nvm ? dma(other, ptr, SPU_PORT_DRAM, addr, n)
+                  : dma(SPU_PORT_DRAM, addr, other, ptr, n);
+}
+
+/* Takes the responses that arrived: the awaited one's result into *result (returns 1), the
+ * others to the suspended handlers they belong to. */
+static int take_responses(unsigned awaited, uint32_t* result) {
+    int got = 0;
+    while (ni_response_pending()) {
+        unsigned src, tag;
+        uint32_t res;
+        ni_take_response(&src, &tag, &res);
+        if (tag == awaited && !got) {
+            got = 1;
+            *result = res;
+        } else {
+            spu_os_route_response(tag, res);
+        }
+    }
+    return got;
+}
+
+static struct spu_os_frame* wait_response(struct spu_os_frame* f) {
+    struct rpc_state* r = &spu_os_rpc;
+    uint32_t result;
+    if (!r->awaiting) {
+        f->x[REG_A0] = SPU_OS_E_STATE;
+        return resume(f);
+    }
+    r->awaiting = 0;
+    if (take_responses(r->awaited_tag, &result)) {
+        f->x[REG_A0] = result;
+        return resume(f);
+    }
+    /* Suspend: the handler keeps its lane; its request leaves the network interface so that
+     * the ones behind it can be served. */
+    struct thread* t = 0;
+    for (unsigned i = 0; i < THREADS && depth == 0 && !t; ++i)
+        if (!threads[i].used) t = &threads[i];
+    if (t) {
+        if (ni_request_open()) ni_abort_request();
+        if (!r->popped) ni_pop_request();
+        r->popped = 1;
+        t->used = 1;
+        t->ready = 0;
+        t->slot = (uint8_t)level[0].slot;
+        t->lane = (uint8_t)level[0].lane;
+        t->app_id = spu_os_slots[level[0].slot].app_id;
+        t->rpc = *r;
+        t->frame = *f;
+        ++spu_os_stats[SPU_OS_STAT_SUSPENDED];
+        outcome = RUN_SUSPENDED;
+        return 0;
+    }
+    /* Inside an inter-app call, or no room to suspend: wait here, on responses only (the
+     * request being served keeps the request interrupt up). */
+    spu_irq_enable(SPU_CTL_IRQ_ENABLE_NI_RESPONSE_MASK);
+    for (;;) {
+        __asm__ volatile("csrw mie, %0" ::"r"(MIE_MEIE));
+        if (!ni_response_pending()) __asm__ volatile("wfi");
+        __asm__ volatile("csrw mie, zero");
+        if (take_responses(r->awaited_tag, &result)) break;
+    }
+    f->x[REG_A0] = result;
+    return resume(f);
+}
+
+/* Inter-app call: function `fn` of app `callee`, if the caller's grants allow it. */
+static struct spu_os_frame* call(struct spu_os_frame* f) {
+    const uint32_t callee = f->x[REG_A0], fn = f->x[REG_A1];
+    const struct app_slot* caller = &spu_os_slots[level[depth].slot];
+    const int s = depth == 0 ? spu_os_find_app(callee) : -1; /* one level deep */
+    int allowed = 0;
+    for (unsigned g = 0; g < CALL_GRANTS; ++g)
+        allowed |= caller->grants[g].callee == callee && fn < 32 &&
+                   ((caller->grants[g].functions >> fn) & 1);
+    if (s < 0 || !allowed || spu_os_slots[s].state != SLOT_ACTIVE ||
+        fn >= spu_os_slots[s].table.n_functions) {
+        f->x[REG_A0] =
+            s >= 0 && spu_os_slots[s].state == SLOT_DISABLED ? SPU_OS_E_DISABLED : SPU_OS_E_NO_CALL;
+        return resume(f);
+    }
+    /* The callee runs on one of its lanes no suspended handler holds. */
+    const int lane =
+        spu_os_free_lane((unsigned)s, s == (int)level[0].slot ? (int)level[0].lane : -1);
+    if (lane < 0) {
+        f->x[REG_A0] = SPU_OS_E_STATE;
+        return resume(f);
+    }
+    return start(1, (unsigned)s, (unsigned)lane, spu_os_slots[s].table.functions[fn], f->x[REG_A2]);
+}
+
+/* Back from a called function to its caller with `result` in a0. */
+static struct spu_os_frame* call_return(uint32_t result) {
+    depth = 0;
+    level[0].frame.x[REG_A0] = result;
+    enter_segments(level[0].slot);
+    return resume(&level[0].frame);
+}
+
+static struct spu_os_frame* syscall(struct spu_os_frame* f) {
+    const uint32_t a0 = f->x[REG_A0], a1 = f->x[REG_A1], a2 = f->x[REG_A2], a3 = f->x[REG_A3];
+    uint32_t r;
+    f->pc += 4;
+    switch (f->x[REG_A7]) {
+        case SPU_SYS_DONE:
+            if (depth > 0) return call_return(a0);
+            return 0;
+        case SPU_SYS_RECEIVE:
+            r = user_buffer(a0, a1) ? dma(SPU_PORT_NI_RX, 0, SPU_PORT_DMEM, a0, a1)
+                                    : SPU_OS_E_BAD_POINTER;
+            break;
+        case SPU_SYS_RESPOND:
+            r = spu_os_respond(a0);
+            break;
+        case SPU_SYS_START_REQUEST: {
+            const unsigned tag = spu_os_next_tag();
+            r = ni_begin_request(a0, a1, a2, tag, a3) ? SPU_OS_E_NETWORK : SPU_OS_OK;
+            if (r == SPU_OS_OK) spu_os_rpc.awaited_tag = tag;
+            break;
+        }
+        case SPU_SYS_APPEND:
+            r = user_buffer(a0, a1) ? dma(SPU_PORT_DMEM, a0, SPU_PORT_NI_TX, 0, a1)
+                                    : SPU_OS_E_BAD_POINTER;
+            break;
+        case SPU_SYS_FINISH:
+            r = ni_finish_request() ? SPU_OS_E_NETWORK : SPU_OS_OK;
+            if (r == SPU_OS_OK) spu_os_rpc.awaiting = 1;
+            break;
+        case SPU_SYS_NVM_READ:
+            r = nvm(a0, a1, a2, 0, SPU_PORT_DMEM);
+            break;
+        case SPU_SYS_NVM_WRITE:
+            r = nvm(a0, a1, a2, 1, SPU_PORT_DMEM);
+            break;
+        case SPU_SYS_NVM_TO_REQUEST:
+            r = nvm(a0, 0, a1, 0, SPU_PORT_NI_TX);
+            break;
+        case SPU_SYS_RECEIVE_TO_NVM:
+            r = nvm(a0, 0, a1, 1, SPU_PORT_NI_RX);
+            break;
+        case SPU_SYS_PUTS:
+            if ((r = user_buffer(a0, a1) ? SPU_OS_OK : SPU_OS_E_BAD_POINTER) == SPU_OS_OK)
+                for (uint32_t i = 0; i < a1; ++i) spu_putc(((const char*)a0)[i]);
+            break;
+        case SPU_SYS_WAIT_RESPONSE:
+            return wait_response(f);
+        case SPU_SYS_CALL:
+            return call(f);
+        default:
+            r = SPU_OS_E_UNKNOWN_SYSCALL;
+            break;
+    }
+    f->x[REG_A0] = r;
+    return resume(f);
+}
+
+/* The app faulted [Willow 3.1: an access outside its segments raises an exception, and SPU-OS
+ * tells the kernel by an RPC]: it is disabled, and the host kernel hears which app, why, where. */
+static struct spu_os_frame* fault(struct spu_os_frame* f, uint32_t mcause, uint32_t mtval) {
+    struct app_slot* a = &spu_os_slots[level[depth].slot];
+    a->state = SLOT_DISABLED;
+    ++spu_os_stats[SPU_OS_STAT_FAULTS];
+    printf("spu-os: app %u disabled: mcause 0x%lx at pc 0x%lx, mtval 0x%lx\n", a->app_id,
+           (unsigned long)mcause, (unsigned long)f->pc, (unsigned long)mtval);
+    const struct spu_os_fault_notice n = {spu_node(), a->app_id, mcause,
+                                          mtval,      f->pc,     spu_os_rpc.h.origin};
+    spu_os_notice(SPU_OS_RPC_NOTIFY_FAULT, &n, sizeof n);
+    /* A called function's fault is its own: the caller gets an error and goes on. */
+    if (depth > 0) return call_return(SPU_OS_E_APP_FAULT);
+    outcome = RUN_FAULT;
+    return 0;
+}
+
+struct spu_os_frame* spu_os_trap(struct spu_os_frame* f, uint32_t mcause, uint32_t mtval) {
+    __asm__ volatile("csrw mie, zero");
+    if (mcause == CAUSE_ECALL_U) return syscall(f);
+    return fault(f, mcause, mtval); /* exceptions and the watchdog's timer interrupt */
+}

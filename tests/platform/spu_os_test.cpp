@@ -1,0 +1,537 @@
+// SPU-OS on the whole Willow SSD (Willow Section 3.1; sw/firmware/spu_os, docs/spu_os.md): every
+// SPU boots SPU-OS, and a network interface of the test's own at the bridge's ring node stands
+// for the host: it sends kernel RPCs (origin HRE with zero high bits) to install SSD Apps from
+// their ELF images and grant permissions, user RPCs (a process's HRE) to run them, and answers the
+// notices SPU-OS sends the host kernel (faults, permission misses). Each TEST elaborates once
+// (its own process).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "../../sw/firmware/spu_os/spu_os_abi.h"
+#include "core/services.hpp"
+#include "cpu/elf_loader.hpp"
+#include "cpu/spu_map.h"
+#include "platform/willow.hpp"
+
+namespace canopy::platform {
+namespace {
+
+#ifdef CANOPY_FIRMWARE_DIR
+std::string firmware(const std::string& name) {
+    return std::string(CANOPY_FIRMWARE_DIR) + "/" + name + ".elf";
+}
+
+constexpr uint32_t kKernelHre = 1;                   // high bits zero: the host kernel
+constexpr uint32_t kProcess = 7;                     // a user process ...
+constexpr uint32_t kUserHre = (kProcess << 10) | 3;  // ... and one of its HREs
+constexpr unsigned kStoreApp = 1, kRogueApp = 2;     // app ids the tests give the two test apps
+
+// A request SPU-OS sent to the host kernel.
+struct Notice {
+    unsigned src = 0;
+    uint16_t rpc_id = 0;
+    std::vector<uint32_t> words;
+};
+
+using Words = std::vector<uint32_t>;
+
+// The host side: an interface on the ring at the bridge's node, driven from a thread.
+class Host : public sc_core::sc_module {
+  public:
+    SC_HAS_PROCESS(Host);
+    Host(sc_core::sc_module_name name, Willow& ssd, core::Services& services,
+         std::function<void(Host&)> script)
+        : sc_module(name),
+          ni("ni", ssd::NiConfig(), services),
+          ssd_(ssd),
+          script_(std::move(script)) {
+        ssd.ring.attach(ssd::NodeId(ssd.spus.size()), ni);
+        SC_THREAD(run);
+    }
+
+    // Sends a request; returns its tag for result().
+    uint16_t send(unsigned spu, unsigned app, unsigned handler, const std::vector<uint8_t>& payload,
+                  uint32_t origin) {
+        ni.set_origin(origin);
+        const uint16_t tag = ++tag_;
+        EXPECT_EQ(ni.begin_request(ssd::NodeId(spu), SPU_OS_RPC_ID(app, handler), tag,
+                                   uint32_t(payload.size())),
+                  ssd::NiStatus::Ok)
+            << ni.last_error();
+        if (!payload.empty()) ni.append(payload.data(), payload.size());
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        EXPECT_EQ(ni.finish_request(d), ssd::NiStatus::Ok) << ni.last_error();
+        wait(d);
+        return tag;
+    }
+    // The result of the response to `tag` (~0u when none came in 100 ms).
+    uint32_t result(uint16_t tag) {
+        const sc_core::sc_time deadline =
+            sc_core::sc_time_stamp() + sc_core::sc_time(100, sc_core::SC_MS);
+        for (;;) {
+            serve_notices();
+            while (ni.has_response()) {
+                const ssd::MessageHeader h = *ni.response_head();
+                ni.pop_response();
+                results_[h.tag] = h.result;
+            }
+            const auto it = results_.find(tag);
+            if (it != results_.end()) {
+                const uint32_t r = it->second;
+                results_.erase(it);
+                return r;
+            }
+            if (sc_core::sc_time_stamp() >= deadline) return ~0u;
+            wait(deadline - sc_core::sc_time_stamp(), ni.arrival_event());
+        }
+    }
+    bool has_result(uint16_t tag) {
+        while (ni.has_response()) {
+            results_[ni.response_head()->tag] = ni.response_head()->result;
+            ni.pop_response();
+        }
+        return results_.count(tag) != 0;
+    }
+    // Sends a request and returns its response's result.
+    uint32_t call(unsigned spu, unsigned app, unsigned handler, const std::vector<uint8_t>& payload,
+                  uint32_t origin) {
+        return result(send(spu, app, handler, payload, origin));
+    }
+    uint32_t call(unsigned spu, unsigned app, unsigned handler, const Words& words,
+                  uint32_t origin) {
+        return call(spu, app, handler, bytes(words), origin);
+    }
+    uint32_t kernel(unsigned spu, unsigned rpc, const Words& words) {
+        return call(spu, SPU_OS_KERNEL_APP, rpc, words, kKernelHre);
+    }
+    uint32_t stat(unsigned spu, uint32_t which) { return kernel(spu, SPU_OS_RPC_STAT, {which}); }
+
+    // Installs an app's ELF (linked for `slot`) on `spu` in pieces and activates it as `app`.
+    void install(unsigned spu, const std::string& name, unsigned app, unsigned slot) {
+        cpu::ElfImage image(firmware(name));
+        std::vector<uint8_t> imem(SPU_IMEM_SIZE), dmem(SPU_DMEM_SIZE);
+        image.load({{"imem", SPU_IMEM_BASE, SPU_IMEM_SIZE, imem.data(), nullptr},
+                    {"dmem", SPU_DMEM_BASE, SPU_DMEM_SIZE, dmem.data(), nullptr}});
+        for (const cpu::ElfSegment& s : image.segments()) {
+            const bool code = s.region == "imem";
+            const uint32_t base = code ? SPU_OS_CODE_SLOT_BASE + slot * SPU_OS_CODE_SLOT_SIZE
+                                       : SPU_OS_DATA_SLOT_BASE + slot * SPU_OS_DATA_SLOT_SIZE;
+            const uint8_t* mem = code ? imem.data() : dmem.data() - SPU_DMEM_BASE;
+            const uint32_t end = s.paddr + ((s.filesz + 3) & ~3u);  // code goes in words
+            for (uint32_t at = s.paddr; at < end; at += kPiece) {
+                std::vector<uint8_t> p = bytes({slot, at - base});
+                p.insert(p.end(), mem + at, mem + std::min(end, at + kPiece));
+                ASSERT_EQ(
+                    call(spu, SPU_OS_KERNEL_APP,
+                         code ? SPU_OS_RPC_INSTALL_CODE : SPU_OS_RPC_INSTALL_DATA, p, kKernelHre),
+                    SPU_OS_OK)
+                    << name << " at 0x" << std::hex << at;
+            }
+        }
+        ASSERT_EQ(kernel(spu, SPU_OS_RPC_ACTIVATE, {app, slot}), SPU_OS_OK) << name;
+    }
+
+    // Requests to the host with this RPC ID are kept unanswered until answer().
+    void hold(uint16_t rpc_id) { held_rpc_ = rpc_id; }
+    const std::vector<ssd::MessageHeader>& held(size_t n) {
+        notices(notices_.size());
+        const sc_core::sc_time deadline =
+            sc_core::sc_time_stamp() + sc_core::sc_time(10, sc_core::SC_MS);
+        for (serve_notices(); held_.size() < n && sc_core::sc_time_stamp() < deadline;
+             serve_notices())
+            wait(deadline - sc_core::sc_time_stamp(), ni.arrival_event());
+        return held_;
+    }
+    void answer(size_t i, uint32_t result) {
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        ni.send_response(held_[i].src, held_[i].tag, result, d);
+        wait(d);
+    }
+
+    // Waits (up to 10 ms) until `n` notices arrived.
+    const std::vector<Notice>& notices(size_t n) {
+        const sc_core::sc_time deadline =
+            sc_core::sc_time_stamp() + sc_core::sc_time(10, sc_core::SC_MS);
+        for (serve_notices(); notices_.size() < n && sc_core::sc_time_stamp() < deadline;
+             serve_notices())
+            wait(deadline - sc_core::sc_time_stamp(), ni.arrival_event());
+        return notices_;
+    }
+
+    static std::vector<uint8_t> bytes(const Words& words) {
+        std::vector<uint8_t> b(words.size() * 4);
+        if (!b.empty()) std::memcpy(b.data(), words.data(), b.size());
+        return b;
+    }
+
+    ssd::NetworkInterface ni;
+
+  private:
+    static constexpr uint32_t kPiece = 512;
+
+    // SPU-OS's requests to the kernel HRE: recorded and acknowledged.
+    void serve_notices() {
+        while (ni.has_request()) {
+            const ssd::MessageHeader h = *ni.request_head();
+            Notice n{h.src, h.rpc_id, std::vector<uint32_t>(h.length / 4)};
+            ni.read_request(reinterpret_cast<uint8_t*>(n.words.data()), n.words.size() * 4);
+            ni.pop_request();
+            if (h.rpc_id == held_rpc_) {
+                held_.push_back(h);
+                continue;
+            }
+            EXPECT_EQ(h.dst_hre, 0u);
+            notices_.push_back(n);
+            sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+            ni.send_response(h.src, h.tag, 0, d);
+            wait(d);
+        }
+    }
+    void run() {
+        wait(sc_core::sc_time(10, sc_core::SC_US));  // SPU-OS boots
+        script_(*this);
+        done = true;
+        sc_core::sc_stop();
+    }
+
+    Willow& ssd_;
+    std::function<void(Host&)> script_;
+    std::vector<Notice> notices_;
+    std::vector<ssd::MessageHeader> held_;
+    uint16_t held_rpc_ = 0xffff;
+    std::map<uint16_t, uint32_t> results_;
+    uint16_t tag_ = 0;
+
+  public:
+    bool done = false;
+};
+
+// Elaborates an SSD of `spus` SPUs running SPU-OS and the host script; returns the console.
+std::string run_ssd(unsigned spus, const std::function<void(Host&, Willow&)>& script) {
+    core::Services services;
+    WillowConfig cfg;
+    cfg.spus = spus;
+    cfg.firmware = firmware("spu_os");
+    std::ostringstream console;
+    Willow ssd("ssd", cfg, services, console);
+    Host host("host", ssd, services, [&](Host& h) { script(h, ssd); });
+    sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
+    EXPECT_TRUE(host.done) << console.str();
+    for (const auto& spu : ssd.spus) EXPECT_FALSE(spu->exited()) << spu->name();
+    if (::testing::Test::HasFailure()) {  // what the SPUs were doing
+        std::cout << "console:\n" << console.str();
+        std::vector<std::string> nis = {"host.ni"};
+        for (const auto& spu : ssd.spus) nis.push_back(std::string(spu->name()) + ".ni");
+        for (const std::string& m : nis)
+            for (const char* c : {"requests_sent", "responses_sent", "requests_received",
+                                  "responses_received", "responses_dropped", "rx_dropped"})
+                if (auto* k = dynamic_cast<const core::Counter*>(services.stats.find(m, c)))
+                    std::cout << m << "." << c << " = " << k->value() << "\n";
+        for (const auto& spu : ssd.spus)
+            std::cout << spu->name() << " pc 0x" << std::hex << spu->core.pc() << std::dec << "\n";
+    }
+    return console.str();
+}
+
+uint32_t checksum(const std::vector<uint8_t>& b) {
+    uint32_t s = 0;
+    for (uint8_t c : b) s = s * 31 + c;
+    return s;
+}
+
+TEST(SpuOs, BootsOnEverySpuAndDispatchesKernelRpcs) {
+    const std::string console = run_ssd(4, [](Host& host, Willow&) {
+        for (unsigned spu = 0; spu < 4; ++spu)
+            EXPECT_EQ(host.call(spu, SPU_OS_KERNEL_APP, SPU_OS_RPC_PING, Words{}, kUserHre),
+                      SPU_OS_ABI_VERSION);
+        // No app 5 yet; a kernel-only RPC from a user HRE is refused, from the kernel served.
+        EXPECT_EQ(host.call(1, 5, 0, Words{}, kUserHre), SPU_OS_E_NO_APP);
+        EXPECT_EQ(
+            host.call(2, SPU_OS_KERNEL_APP, SPU_OS_RPC_STAT, Words{SPU_OS_STAT_FAULTS}, kUserHre),
+            SPU_OS_E_KERNEL_ONLY);
+        EXPECT_EQ(host.call(2, SPU_OS_KERNEL_APP, SPU_OS_RPC_ACTIVATE, Words{1, 0}, kUserHre),
+                  SPU_OS_E_KERNEL_ONLY);
+        EXPECT_EQ(host.stat(2, SPU_OS_STAT_FAULTS), 0u);
+        // Malformed kernel RPCs fail cleanly.
+        EXPECT_EQ(host.kernel(2, SPU_OS_RPC_ACTIVATE, {1}), SPU_OS_E_BAD_ARG);
+        EXPECT_EQ(host.kernel(2, SPU_OS_RPC_ACTIVATE, {1, 0}), SPU_OS_E_BAD_ARG);  // empty slot
+        EXPECT_EQ(host.kernel(2, SPU_OS_RPC_INSTALL_CODE, {SPU_OS_SLOTS, 0, 0}), SPU_OS_E_BAD_ARG);
+        EXPECT_EQ(host.kernel(2, SPU_OS_RPC_INSTALL_CODE, {0, SPU_OS_CODE_SLOT_SIZE - 4, 1, 2}),
+                  SPU_OS_E_BAD_ARG);
+        EXPECT_EQ(host.kernel(2, 0x55, {}), SPU_OS_E_NO_HANDLER);
+    });
+    for (unsigned spu = 0; spu < 4; ++spu)
+        EXPECT_NE(console.find("spu-os 1: node " + std::to_string(spu) + " of 4"),
+                  std::string::npos)
+            << console;
+}
+
+TEST(SpuOs, InstalledAppServesRpcsInUserMode) {
+    const std::string console = run_ssd(3, [](Host& host, Willow&) {
+        host.install(1, "app_store", kStoreApp, 0);
+        host.install(2, "app_store", kStoreApp, 0);
+        // A user process cannot install, remove or activate.
+        EXPECT_EQ(host.call(1, 0, SPU_OS_RPC_REMOVE, Words{kStoreApp}, kUserHre),
+                  SPU_OS_E_KERNEL_ONLY);
+        EXPECT_EQ(host.call(1, 0, SPU_OS_RPC_INSTALL_DATA, Words{1, 0, 0}, kUserHre),
+                  SPU_OS_E_KERNEL_ONLY);
+        // The same slot or app id twice is refused.
+        EXPECT_EQ(host.kernel(1, SPU_OS_RPC_ACTIVATE, {9, 0}), SPU_OS_E_STATE);
+        EXPECT_EQ(host.kernel(1, SPU_OS_RPC_INSTALL_CODE, {0, 0, 0}), SPU_OS_E_STATE);
+
+        std::vector<uint8_t> payload(200);
+        for (size_t i = 0; i < payload.size(); ++i) payload[i] = uint8_t(i * 13 + 1);
+        EXPECT_EQ(host.call(1, kStoreApp, 0, payload, kUserHre), checksum(payload));
+        EXPECT_EQ(host.call(1, kStoreApp, 4, Words{}, kUserHre), SPU_OS_E_NO_RESPONSE);
+        EXPECT_EQ(host.call(1, kStoreApp, 10, Words{}, kUserHre), SPU_OS_E_NO_HANDLER);
+        EXPECT_EQ(host.call(1, kStoreApp, 8, Words{}, kUserHre), SPU_OS_OK);
+        // Every bad pointer was refused, and SPU-OS still answers.
+        EXPECT_EQ(host.call(1, kStoreApp, 3, Words{}, kUserHre), 0xfu);
+        EXPECT_EQ(host.call(1, kStoreApp, 0, payload, kUserHre), checksum(payload));
+
+        const uint32_t cycles = host.call(1, kStoreApp, 5, Words{}, kUserHre);
+        const uint32_t os_part = host.stat(1, SPU_OS_STAT_DISPATCH_CYCLES);
+        std::cout << "[ SPU-OS   ] dispatch: " << cycles << " cycles (" << cycles / 125.0
+                  << " us) from reading the header to the handler's first instruction, " << os_part
+                  << " of them before the switch to user mode\n";
+        RecordProperty("dispatch_cycles", int(cycles));
+        EXPECT_GT(cycles, os_part);
+        EXPECT_LT(cycles, 500u);
+
+        // A synchronous RPC from SPU 1's app to SPU 2's: data and result come back ...
+        std::vector<uint8_t> sixteen(16);
+        for (size_t i = 0; i < 16; ++i) sixteen[i] = uint8_t(i + 1);
+        EXPECT_EQ(host.call(1, kStoreApp, 6, Words{2, SPU_OS_RPC_ID(kStoreApp, 0)}, kUserHre),
+                  checksum(sixteen));
+        // ... and it carries the user's origin: the app cannot use a kernel RPC on its behalf.
+        EXPECT_EQ(
+            host.call(1, kStoreApp, 6,
+                      Words{2, SPU_OS_RPC_ID(SPU_OS_KERNEL_APP, SPU_OS_RPC_REMOVE)}, kUserHre),
+            SPU_OS_E_KERNEL_ONLY);
+        EXPECT_EQ(host.call(2, kStoreApp, 0, payload, kUserHre), checksum(payload));
+
+        // Removed, the app is gone.
+        EXPECT_EQ(host.kernel(1, SPU_OS_RPC_REMOVE, {kStoreApp}), SPU_OS_OK);
+        EXPECT_EQ(host.call(1, kStoreApp, 0, payload, kUserHre), SPU_OS_E_NO_APP);
+        EXPECT_EQ(host.stat(1, SPU_OS_STAT_FAULTS), 0u);
+        EXPECT_TRUE(host.notices(0).empty());
+    });
+    EXPECT_NE(console.find("hello from the store app"), std::string::npos) << console;
+}
+
+TEST(SpuOs, FaultingAppIsDisabledAndReportedWhileOthersGoOn) {
+    struct Case {
+        unsigned handler;
+        uint32_t mcause, mtval;
+    };
+    // Store outside the segment, jump outside it, a privileged CSR, an endless loop (watchdog).
+    const Case cases[] = {{1, 7, 0x10010}, {2, 1, 0x100}, {4, 2, 0}, {3, 0x80000007u, 0}};
+    const std::string console = run_ssd(2, [&](Host& host, Willow&) {
+        host.install(0, "app_store", kStoreApp, 0);
+        std::vector<uint8_t> payload = {1, 2, 3};
+        size_t seen = 0;
+        for (const Case& c : cases) {
+            host.install(0, "app_rogue", kRogueApp, 1);
+            EXPECT_EQ(host.call(0, kRogueApp, 0, Words{}, kUserHre), 42u);
+            EXPECT_EQ(host.call(0, kRogueApp, c.handler, Words{}, kUserHre), SPU_OS_E_APP_FAULT);
+            const auto& n = host.notices(seen + 1);
+            ASSERT_EQ(n.size(), seen + 1) << "no FAULT notice for handler " << c.handler;
+            const Notice& f = n[seen++];
+            EXPECT_EQ(f.src, 0u);
+            EXPECT_EQ(f.rpc_id, SPU_OS_RPC_ID(0, SPU_OS_RPC_NOTIFY_FAULT));
+            ASSERT_EQ(f.words.size(), 6u);
+            EXPECT_EQ(f.words[0], 0u);         // node
+            EXPECT_EQ(f.words[1], kRogueApp);  // app
+            EXPECT_EQ(f.words[2], c.mcause);   // cause
+            if (c.mcause != 2 && c.mcause != 0x80000007u) {
+                EXPECT_EQ(f.words[3], c.mtval);
+            }
+            if (c.mcause == 1) {
+                EXPECT_EQ(f.words[4], 0x100u);  // the pc: where it jumped ...
+            } else {
+                EXPECT_EQ(f.words[4] >> 12, (SPU_OS_CODE_SLOT_BASE >> 12) + 1)  // ... or in slot 1
+                    << std::hex << f.words[4];
+            }
+            EXPECT_EQ(f.words[5], kUserHre);  // on whose behalf
+            // Disabled from now on; the other app goes on.
+            EXPECT_EQ(host.call(0, kRogueApp, 0, Words{}, kUserHre), SPU_OS_E_DISABLED);
+            EXPECT_EQ(host.call(0, kStoreApp, 0, payload, kUserHre), checksum(payload));
+            EXPECT_EQ(host.kernel(0, SPU_OS_RPC_REMOVE, {kRogueApp}), SPU_OS_OK);
+        }
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_FAULTS), 4u);
+    });
+    EXPECT_NE(console.find("spu-os: app 2 disabled"), std::string::npos) << console;
+}
+
+TEST(SpuOs, NvmAccessNeedsAPermissionTheKernelGrants) {
+    run_ssd(2, [](Host& host, Willow& ssd) {
+        host.install(0, "app_store", kStoreApp, 0);
+        const uint32_t addr = 0x200000, other = 0x300000;
+        std::vector<uint8_t> data(64);
+        for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(0xa0 + i);
+        std::vector<uint8_t> store = Host::bytes({addr, uint32_t(data.size())});
+        store.insert(store.end(), data.begin(), data.end());
+        const Words load = {addr, uint32_t(data.size())};
+
+        // No entry: refused, and the kernel hears who wanted what.
+        EXPECT_EQ(host.call(0, kStoreApp, 1, store, kUserHre), SPU_OS_E_PERMISSION);
+        const auto& n = host.notices(1);
+        ASSERT_EQ(n.size(), 1u);
+        EXPECT_EQ(n[0].rpc_id, SPU_OS_RPC_ID(0, SPU_OS_RPC_NOTIFY_PERM_MISS));
+        EXPECT_EQ(n[0].words, (Words{0, kProcess, kStoreApp, addr, 64, SPU_OS_PERM_WRITE}));
+        std::vector<uint8_t> got(data.size());
+        ssd.dram.read(addr, got.data(), got.size());
+        EXPECT_NE(got, data);
+
+        // Granted (read and write on 4 KiB): stored, and read back.
+        EXPECT_EQ(host.kernel(0, SPU_OS_RPC_PERM_ADD,
+                              {kProcess, addr, 4096, SPU_OS_PERM_READ | SPU_OS_PERM_WRITE, kProcess,
+                               other, 4096, SPU_OS_PERM_READ}),
+                  SPU_OS_OK);
+        EXPECT_EQ(host.call(0, kStoreApp, 1, store, kUserHre), SPU_OS_OK);
+        ssd.dram.read(addr, got.data(), got.size());
+        EXPECT_EQ(got, data);
+        EXPECT_EQ(host.call(0, kStoreApp, 2, load, kUserHre), checksum(data));
+
+        // Read-only, beyond the extent, another process: refused.
+        std::vector<uint8_t> store_other = Host::bytes({other, 4});
+        store_other.insert(store_other.end(), 4, 0);
+        EXPECT_EQ(host.call(0, kStoreApp, 1, store_other, kUserHre), SPU_OS_E_PERMISSION);
+        EXPECT_EQ(host.call(0, kStoreApp, 2, Words{other + 4, 8}, kUserHre),
+                  checksum({0, 0, 0, 0, 0, 0, 0, 0}));
+        EXPECT_EQ(host.call(0, kStoreApp, 2, Words{addr + 4090, 8}, kUserHre), SPU_OS_E_PERMISSION);
+        EXPECT_EQ(host.call(0, kStoreApp, 2, load, ((kProcess + 1) << 10) | 3),
+                  SPU_OS_E_PERMISSION);
+        // The kernel itself may access everything.
+        EXPECT_EQ(host.call(0, kStoreApp, 2, load, kKernelHre), checksum(data));
+        EXPECT_EQ(host.notices(4).size(), 4u);
+
+        // Revoked: refused again; a user cannot grant itself the permission.
+        EXPECT_EQ(host.kernel(0, SPU_OS_RPC_PERM_REMOVE, {kProcess, addr}), SPU_OS_OK);
+        EXPECT_EQ(host.kernel(0, SPU_OS_RPC_PERM_REMOVE, {kProcess, addr}), SPU_OS_E_BAD_ARG);
+        EXPECT_EQ(host.call(0, kStoreApp, 2, load, kUserHre), SPU_OS_E_PERMISSION);
+        EXPECT_EQ(host.call(0, SPU_OS_KERNEL_APP, SPU_OS_RPC_PERM_ADD,
+                            Words{kProcess, addr, 4096, SPU_OS_PERM_READ}, kUserHre),
+                  SPU_OS_E_KERNEL_ONLY);
+        EXPECT_EQ(host.call(0, kStoreApp, 2, load, kUserHre), SPU_OS_E_PERMISSION);
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_PERM_ENTRIES), 1u);
+    });
+}
+
+TEST(SpuOs, InterAppCallsFollowTheCallTable) {
+    run_ssd(1, [](Host& host, Willow&) {
+        host.install(0, "app_store", kStoreApp, 0);
+        host.install(0, "app_rogue", kRogueApp, 1);
+        const Words twice = {kRogueApp, 0, 21}, peek = {kRogueApp, 1, 0x10000};
+        EXPECT_EQ(host.call(0, kStoreApp, 7, twice, kUserHre), SPU_OS_E_NO_CALL);
+        EXPECT_EQ(host.kernel(0, SPU_OS_RPC_CALL_ALLOW, {kStoreApp, kRogueApp, 1}), SPU_OS_OK);
+        EXPECT_EQ(host.call(0, kStoreApp, 7, twice, kUserHre), 42u);
+        EXPECT_EQ(host.call(0, kStoreApp, 7, peek, kUserHre), SPU_OS_E_NO_CALL);
+        // A called function that faults is disabled with its app; the caller goes on.
+        EXPECT_EQ(host.kernel(0, SPU_OS_RPC_CALL_ALLOW, {kStoreApp, kRogueApp, 3}), SPU_OS_OK);
+        EXPECT_EQ(host.call(0, kStoreApp, 7, peek, kUserHre), SPU_OS_E_APP_FAULT);
+        ASSERT_EQ(host.notices(1).size(), 1u);
+        EXPECT_EQ(host.notices(1)[0].words[1], kRogueApp);
+        EXPECT_EQ(host.notices(1)[0].words[3], 0x10000u);
+        EXPECT_EQ(host.call(0, kStoreApp, 7, twice, kUserHre), SPU_OS_E_DISABLED);
+        EXPECT_EQ(host.call(0, kStoreApp, 0, Words{5}, kUserHre), checksum({5, 0, 0, 0}));
+    });
+}
+
+TEST(SpuOs, WorstCasePermissionCheck) {
+    run_ssd(1, [](Host& host, Willow&) {
+        host.install(0, "app_store", kStoreApp, 0);
+        // 768 extents of one process, added in ascending order: its splay tree degenerates into
+        // a path, so the first check of the lowest extent walks all of it.
+        constexpr uint32_t kEntries = 768, kBase = 0x100000, kStride = 0x2000;
+        for (uint32_t first = 0; first < kEntries; first += 64) {
+            Words batch;
+            for (uint32_t i = first; i < first + 64; ++i)
+                batch.insert(batch.end(), {kProcess, kBase + i * kStride, 4096, SPU_OS_PERM_READ});
+            ASSERT_EQ(host.kernel(0, SPU_OS_RPC_PERM_ADD, batch), SPU_OS_OK);
+        }
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_PERM_ENTRIES), kEntries);
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_PERM_EVICTIONS), 0u);
+        auto check = [&](uint32_t i) {
+            EXPECT_EQ(host.call(0, kStoreApp, 2, Words{kBase + i * kStride + 8, 16}, kUserHre),
+                      checksum(std::vector<uint8_t>(16)));
+            return host.stat(0, SPU_OS_STAT_PERM_CHECK_LAST);
+        };
+        const uint32_t degenerate = check(0);
+        // Then checks spread over the table (a stride prime to 768): once the first ones have
+        // reshaped the tree, the cost splaying settles at (amortised O(log n)).
+        std::vector<uint32_t> settled;
+        for (uint32_t k = 1; k <= 300; ++k) {
+            const uint32_t c = check(k * 389 % kEntries);
+            if (k > 100) settled.push_back(c);
+        }
+        std::sort(settled.begin(), settled.end());
+        const uint32_t median = settled[settled.size() / 2], worst = settled.back();
+        // Cycles equal instructions here: SPU-OS's tables are in DMEM, one cycle per access.
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_PERM_CHECK_MAX),
+                  host.stat(0, SPU_OS_STAT_PERM_CHECK_INSNS_MAX) + 2);
+        std::cout << "[ SPU-OS   ] permission check, 768 entries of one process: " << degenerate
+                  << " cycles (" << degenerate / 125.0
+                  << " us at 125 MHz) for the first check of the deepest extent of a degenerate "
+                     "tree; then over 200 spread checks median "
+                  << median << " cycles (" << median / 125.0 << " us), worst " << worst
+                  << " cycles (" << worst / 125.0 << " us)\n";
+        RecordProperty("perm_check_degenerate_cycles", int(degenerate));
+        RecordProperty("perm_check_median_cycles", int(median));
+        RecordProperty("perm_check_worst_settled_cycles", int(worst));
+        EXPECT_LT(median, 375u);  // Willow 3.1: about 2 us (250 cycles)
+        EXPECT_LT(worst, 1250u);
+        EXPECT_GT(degenerate, 10 * median);
+        // One more entry evicts one (the table is full); the check still works.
+        EXPECT_EQ(host.kernel(0, SPU_OS_RPC_PERM_ADD, {kProcess + 1, 0, 4096, SPU_OS_PERM_READ}),
+                  SPU_OS_OK);
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_PERM_ENTRIES), kEntries);
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_PERM_EVICTIONS), 1u);
+        EXPECT_EQ(host.call(0, kStoreApp, 2, Words{8, 16}, ((kProcess + 1) << 10) | 1),
+                  checksum(std::vector<uint8_t>(16)));
+    });
+}
+TEST(SpuOs, HandlerWaitingForAResponseLetsOtherRpcsRun) {
+    run_ssd(1, [](Host& host, Willow&) {
+        host.install(0, "app_store", kStoreApp, 0);
+        const uint16_t asked = SPU_OS_RPC_ID(kStoreApp, 0x20);
+        host.hold(asked);
+        // A handler asks the host (HRE 0x405) and waits: it is suspended on lane 0 ...
+        const std::vector<uint8_t> echo = Host::bytes({5});
+        const uint16_t first = host.send(0, kStoreApp, 9, Host::bytes({1, 0x405, 10}), kUserHre);
+        ASSERT_EQ(host.held(1).size(), 1u);
+        EXPECT_EQ(host.held(1)[0].origin_hre, kUserHre);  // propagated
+        EXPECT_EQ(host.held(1)[0].dst_hre, 0x405u);
+        // ... and the SPU serves other requests meanwhile, of the same app (lane 1) and others.
+        EXPECT_EQ(host.call(0, kStoreApp, 0, echo, kUserHre), checksum(echo));
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_SUSPENDED), 1u);
+        // A second one takes lane 1: the app's next request waits for a lane, and the requests
+        // behind it with it (the network interface shows only its head).
+        const uint16_t second = host.send(0, kStoreApp, 9, Host::bytes({1, 0x405, 20}), kUserHre);
+        ASSERT_EQ(host.held(2).size(), 2u);
+        const uint16_t blocked = host.send(0, kStoreApp, 0, echo, kUserHre);
+        EXPECT_EQ(host.held(3).size(), 2u);  // 10 ms pass
+        EXPECT_FALSE(host.has_result(blocked));
+        // The answers resume the handlers, in any order.
+        host.answer(1, 200);
+        EXPECT_EQ(host.result(second), 201u);
+        EXPECT_EQ(host.result(blocked), checksum(echo));
+        host.answer(0, 100);
+        EXPECT_EQ(host.result(first), 101u);
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_SUSPENDED), 2u);
+        EXPECT_EQ(host.call(0, kStoreApp, 0, Words{5}, kUserHre), checksum({5, 0, 0, 0}));
+    });
+}
+#endif
+
+}  // namespace
+}  // namespace canopy::platform
