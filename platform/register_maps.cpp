@@ -3,6 +3,7 @@
 #include "link/ctg_registers.hpp"
 #include "link/dma_registers.hpp"
 #include "ssd/ni_registers.hpp"
+#include "ssd/pcie_bridge.hpp"
 #include "ssd/spu_control.hpp"
 #include "ssd/spu_dma.hpp"
 
@@ -15,6 +16,7 @@ const std::vector<RegisterBlock>& register_blocks() {
         {"models/ssd/spu_control.cpp", ssd::SpuControl::register_map},
         {"models/ssd/ni_registers.cpp", ssd::NiRegisters::register_map},
         {"models/ssd/spu_dma.cpp", ssd::SpuDma::register_map},
+        {"models/ssd/pcie_bridge.cpp", ssd::PcieBridge::register_map},
     };
     return blocks;
 }
