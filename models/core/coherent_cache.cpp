@@ -40,6 +40,7 @@ CoherentCache::CoherentCache(const std::string& name, const CoherentCacheConfig&
       id_(home.attach(*this, name)),
       l1_(cfg.has_l1() ? cfg.l1 : CacheGeometry{cfg.l2.line_bytes, 1, cfg.l2.line_bytes}, false),
       l2_(cfg.l2),
+      fill_(cfg.l2.line_bytes),
       l1_hit_(cfg.l1_hit_ns, SC_NS),
       l2_hit_(cfg.l2_hit_ns, SC_NS),
       l1_hits_(services.stats.counter(name, "l1.hits", "accesses hitting the L1")),
@@ -113,9 +114,10 @@ void CoherentCache::read(uint64_t address, uint8_t* bytes, unsigned length, sc_t
     Line* l = lookup(line, delay);
     if (!l) {
         sync_(delay);
-        std::vector<uint8_t> buf(l2_.line_bytes());
-        auto r = home_.request(id_, CohRequest::ReadShared, line, buf.data(), delay);
-        l = &install(line, r.granted, buf.data());
+        auto r =
+            home_.request(id_, cfg_.read_unique ? CohRequest::ReadUnique : CohRequest::ReadShared,
+                          line, fill_.data(), delay);
+        l = &install(line, r.granted, fill_.data());
     }
     std::memcpy(bytes, l2_.data(*l) + (address - line), length);
 }
@@ -131,9 +133,8 @@ Line& CoherentCache::make_unique(uint64_t line, sc_time& delay) {
         l->state = LineState::UC;
         return *l;
     }
-    std::vector<uint8_t> buf(l2_.line_bytes());
-    auto r = home_.request(id_, CohRequest::ReadUnique, line, buf.data(), delay);
-    return install(line, r.granted, buf.data());
+    auto r = home_.request(id_, CohRequest::ReadUnique, line, fill_.data(), delay);
+    return install(line, r.granted, fill_.data());
 }
 
 void CoherentCache::write(uint64_t address, const uint8_t* bytes, unsigned length, sc_time& delay) {
@@ -160,9 +161,8 @@ uint64_t CoherentCache::atomic(uint64_t address, const AtomicRequest& a, bool fa
 void CoherentCache::read_once(uint64_t address, uint8_t* bytes, unsigned length, sc_time& delay) {
     const uint64_t line = l2_.line_of(address);
     sync_(delay);
-    std::vector<uint8_t> buf(l2_.line_bytes());
-    home_.request(id_, CohRequest::ReadOnce, line, buf.data(), delay);
-    std::memcpy(bytes, buf.data() + (address - line), length);
+    home_.request(id_, CohRequest::ReadOnce, line, fill_.data(), delay);
+    std::memcpy(bytes, fill_.data() + (address - line), length);
 }
 
 SnoopResponse CoherentCache::snoop(SnoopKind kind, uint64_t line_address, uint8_t* line,

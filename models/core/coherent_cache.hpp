@@ -17,6 +17,7 @@
 #include <functional>
 #include <string>
 #include <systemc>
+#include <vector>
 
 #include "core/cache_array.hpp"
 #include "core/coherence.hpp"
@@ -30,7 +31,11 @@ struct CoherentCacheConfig {
     CacheGeometry l2{1 << 20, 8, 64};    // N1-SDP: 1 MiB private L2, 8-way (N1 TRM)
     double l1_hit_ns = 1.54;             // 4 cycles load-to-use at 2.6 GHz (N1 TRM)
     double l2_hit_ns = 4.23;             // 11 cycles at 2.6 GHz (N1 TRM)
-    void describe(Params& p);            // relative to the caller's scope ("host.core.")
+    // A read miss asks for a unique copy (ReadUnique) instead of a shared one (ReadShared): what
+    // Xilinx's System Cache does for reads marked read- and write-allocate (PG118, "Complete CCIX
+    // Transaction Flow": ARCACHE 1101/1111 -> ReadUnique). Host cores: false (N1 loads).
+    bool read_unique = false;
+    void describe(Params& p);  // relative to the caller's scope ("host.core.")
     void validate(const std::string& scope) const;
     bool has_l1() const { return l1.size_bytes != 0; }
 };
@@ -74,6 +79,9 @@ class CoherentCache : public Snoopable {
     Sync sync_;
     unsigned id_;
     CacheArray l1_, l2_;
+    // A line on its way from the home into the L2 (used after the sync, so no other request of
+    // this cache's owner can run meanwhile; snoops never touch it).
+    std::vector<uint8_t> fill_;
     sc_core::sc_time l1_hit_, l2_hit_;
     Counter &l1_hits_, &l1_misses_, &l2_hits_, &l2_misses_, &upgrades_, &writebacks_, &evicts_,
         &snoops_, &snoop_invalidations_;

@@ -38,6 +38,8 @@ HomeNode::HomeNode(sc_core::sc_module_name name, const HomeNodeConfig& cfg,
       io_target("io_target"),
       cfg_((cfg.validate(), cfg)),
       slc_(cfg.slc),
+      snoop_buf_(cfg.slc.line_bytes),
+      atomic_buf_(cfg.slc.line_bytes),
       snoops_(services.stats.counter(this->name(), "snoops", "snoops sent to requesters")),
       snoop_data_(
           services.stats.counter(this->name(), "snoop_data", "snoops that returned dirty data")),
@@ -101,20 +103,20 @@ void HomeNode::memory_access(bool write, uint64_t address, uint8_t* bytes, uint6
 sc_time HomeNode::snoop(uint64_t line_address, uint32_t mask, SnoopKind kind, uint8_t* line,
                         bool& got_data, const sc_time& at) {
     sc_time slowest = SC_ZERO_TIME;
-    std::vector<uint8_t> buf(line_bytes());
+    uint8_t* buf = snoop_buf_.data();
     Holders& h = filter_[line_address];
     for (unsigned r = 0; r < requesters_.size(); ++r) {
         if (!(mask & (1u << r))) continue;
         snoops_.add();
         // The snooper sees the absolute offset (a snoop over the link occupies it then).
         sc_time t = at + sc_time(cfg_.snoop_ns, SC_NS);
-        core::SnoopResponse resp = requesters_[r].cache->snoop(kind, line_address, buf.data(), t);
+        core::SnoopResponse resp = requesters_[r].cache->snoop(kind, line_address, buf, t);
         slowest = std::max(slowest, t - at);
         if (resp.data) {
             snoop_data_.add();
             got_data = true;
-            std::memcpy(line, buf.data(), line_bytes());
-            if (kind != SnoopKind::Once) slc_write(line_address, buf.data());
+            std::memcpy(line, buf, line_bytes());
+            if (kind != SnoopKind::Once) slc_write(line_address, buf);
         }
         if (kind == SnoopKind::Shared) {
             if (h.owner == int(r)) h.owner = -1;
@@ -231,24 +233,22 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
             break;
         case CohRequest::Atomic: {
             if (!atomic) throw std::logic_error("HomeNode::request: Atomic without its operands");
-            std::vector<uint8_t> data(line_bytes());
+            uint8_t* data = atomic_buf_.data();
             if (h.sharers)
-                t_snoop =
-                    snoop(line_address, h.sharers, SnoopKind::Unique, data.data(), got, delay);
-            if (!got) t_data = fetch(line_address, data.data());
+                t_snoop = snoop(line_address, h.sharers, SnoopKind::Unique, data, got, delay);
+            if (!got) t_data = fetch(line_address, data);
             if (offset + atomic->size > line_bytes())
                 throw std::logic_error("HomeNode::request: atomic crosses a line");
-            res.atomic_old = core::apply_atomic(*atomic, data.data() + offset);
-            slc_write(line_address, data.data());
-            if (line) std::memcpy(line, data.data(), line_bytes());
+            res.atomic_old = core::apply_atomic(*atomic, data + offset);
+            slc_write(line_address, data);
+            if (line) std::memcpy(line, data, line_bytes());
             break;
         }
     }
     if (h.sharers == 0 && h.owner < 0) filter_.erase(line_address);
     delay += t_snoop + t_data;
     // Write-backs and evictions leave the line at once (the write buffer's data is taken).
-    if (req != CohRequest::WriteBack && req != CohRequest::Evict)
-        line_busy_[line_address] = now + delay;
+    if (req != CohRequest::WriteBack && req != CohRequest::Evict) busy = now + delay;
     latency_.sample((delay - start).to_seconds() * 1e9);
     return res;
 }

@@ -120,6 +120,8 @@ class HomeNode : public sc_core::sc_module, public core::CoherentHome {
 
     HomeNodeConfig cfg_;
     core::CacheArray slc_;
+    // Scratch lines (snoop() and request() are never re-entered: requests do not wait).
+    std::vector<uint8_t> snoop_buf_, atomic_buf_;
     std::vector<Requester> requesters_;
     std::unordered_map<uint64_t, Holders> filter_;
     // Line -> when the request occupying it completes (absolute); pruned as time passes.

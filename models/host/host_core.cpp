@@ -121,7 +121,13 @@ void HostCore::compute_cycles(uint64_t cycles) { compute_ns(double(cycles) * ns_
 
 HostCore::Mapping HostCore::translate(uint64_t va, const char* what) {
     if (!process_) raise(std::string(what) + " outside a program");
-    if (const auto* e = tlb_.lookup(process_->pid, va)) {
+    // The entry of the previous translation, when it still covers `va`, is the one lookup()
+    // would find, already the most recently used of the TLB: skipping the set probes (one per
+    // page size) changes neither the result nor the replacement order.
+    const core::TranslationCache::Entry* e = last_translation_;
+    if (!(e && e->valid && e->asid == process_->pid && va - e->va_base < e->page_bytes))
+        e = last_translation_ = tlb_.lookup(process_->pid, va);
+    if (e) {
         tlb_hits_.add();
         return {e->translate(va), (e->flags & kTlbDevice) != 0, e->va_base + e->page_bytes};
     }

@@ -136,6 +136,7 @@ class HostCore : public sc_core::sc_module {
     HostKernel& kernel_;
     std::unique_ptr<core::CoherentCache> cache_;
     core::TranslationCache tlb_;
+    const core::TranslationCache::Entry* last_translation_ = nullptr;  // see translate()
     HostKernel::Process* process_ = nullptr;
     sc_core::sc_time offset_, quantum_, cycle_;
     bool running_ = false, finished_ = false;

@@ -13,6 +13,9 @@ void CcixConfig::apply_profile() {
         c.l2 = core::CacheGeometry{256 * 1024, 4, 64};
         c.l1_hit_ns = 0.0;
         c.l2_hit_ns = 48.0;  // 12 cycles at 250 MHz: E3's 80 ns write less issue and ATC hit
+        // Read misses allocate with ReadShared, PG118's "CCIX Property Translation" for a read
+        // miss allocating (ARCACHE x101/x111); ARCACHE 1101/1111 would make it ReadUnique.
+        c.read_unique = false;
     } else if (profile == "vck5000") {
         // CPM (AM016): a 1 MiB L2 with 64 B lines behind a small L1; every access crosses the
         // asynchronous CPI bridge from the fabric (assumed 70 ns, so an L1 hit gives E3's 150 ns).
@@ -21,6 +24,7 @@ void CcixConfig::apply_profile() {
         c.l2 = core::CacheGeometry{1024 * 1024, 8, 64};  // 1 MiB (AM016); 8 ways assumed
         c.l1_hit_ns = 48.0;                              // assumed equal to the u280's SC
         c.l2_hit_ns = 40.0;                              // assumed
+        c.read_unique = false;  // assumed: the CPM's L2 reads shared, as a CHI RN-F's loads do
     } else {
         throw InputError("config", "link.ccix.profile",
                          "expected one of u280, vck5000, got '" + profile + "'");
@@ -58,7 +62,9 @@ void CcixConfig::describe(core::Params& p) {
         "extra AXI steps of a device atomic [assumed; fits E5 740-800 ns]", 0.0,
         1e6)("snoop_ns", ra.snoop_ns, "ns", "RA handles one snoop [assumed]", 0.0, 1e6);
     r("max_outstanding", ra.max_outstanding, "",
-      "line requests of one transfer in flight at once [assumed 16: PG118 System Cache]", 1, 1024);
+      "line requests of one transfer in flight at once [calibrated to E1: CCIX read throughput "
+      "and the 2-4 KiB read latency crossover, CCIX paper IV Exp. 1]",
+      1, 1024);
     core::Params s = r.scope("sc");
     core::CoherentCacheConfig& c = ra.cache;
     s("l1.size_bytes", c.l1.size_bytes, "B",
@@ -72,6 +78,9 @@ void CcixConfig::describe(core::Params& p) {
                           64)("l2.hit_ns", c.l2_hit_ns, "ns",
                               "last-level hit beyond the L1 [u280 48 fits E3; vck5000 40 assumed]",
                               0.0, 1e6);
+    s("read_unique", c.read_unique,
+      "read misses ask for a unique copy (ReadUnique), else ReadShared [PG118 System Cache: "
+      "ReadShared for ARCACHE x101/x111, ReadUnique for 1101/1111; vck5000 assumed shared]");
     core::Params h = x.scope("ha");
     h("request_ns", ha.request_ns, "ns",
       "host CCIX gateway per request, CCIX <-> CHI [assumed; fits E2]", 0.0,

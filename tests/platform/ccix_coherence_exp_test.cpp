@@ -1,4 +1,8 @@
-// `canopy exp coherence` (E4, platform/ccix_coherence.cpp): published values and trends.
+// `canopy exp coherence` (E4, platform/ccix_coherence.cpp): published values and trends of the
+// CCIX-vs-PCIe paper's Experiment 4 (seeds/003 Sec. IV) on the quick configuration.
+//
+// The host side of E4 is not reproduced yet (docs/host.md, "E4: what is not reproduced"): its
+// published means and the host's trends are not asserted here until the model reaches them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,29 +13,45 @@
 
 namespace {
 
-using canopy_test::expect_within;
 using Row = canopy_test::ExpRow;
 
-std::map<std::string, Row> run_exp(const std::string& name) {
-    return canopy_test::run_experiment(name, canopy_test::scratch("ccix-exp-" + name));
+// One run of the experiment serves every test of this file (each test is its own process, but
+// the rows are the same: the experiment is deterministic).
+const std::map<std::string, Row>& rows() {
+    static const std::map<std::string, Row> r =
+        canopy_test::run_experiment("coherence", canopy_test::scratch("ccix-exp-coherence"));
+    return r;
 }
 
-}  // namespace
+double sim(const std::string& id) {
+    const auto& r = rows();
+    auto it = r.find(id);
+    EXPECT_NE(it, r.end()) << id;
+    return it == r.end() ? 0.0 : it->second.simulated;
+}
 
-namespace {
+// Device mean latency per buffer size, 1 host core: 2 MiB, 512 KiB, 128 KiB, 32 KiB.
+constexpr const char* kDeviceMeans[] = {"E4.2", "E4.4", "E4.6", "E4.8"};
 
-// E4 is not calibrated yet (see the issue); what holds already: the device's latency stays
-// nearly flat from 2 MiB down to 32 KiB, and each row is a real latency.
 TEST(PlatformCcixExp, CoherenceDeviceLatencyNearlyFlatOverBufferSizes) {
-    auto rows = run_exp("coherence");
     double lo = 1e9, hi = 0;
-    for (const char* id : {"E4.2", "E4.4", "E4.6", "E4.8"}) {
-        ASSERT_TRUE(rows.count(id)) << id;
-        lo = std::min(lo, rows[id].simulated);
-        hi = std::max(hi, rows[id].simulated);
+    for (const char* id : kDeviceMeans) {
+        lo = std::min(lo, sim(id));
+        hi = std::max(hi, sim(id));
     }
-    EXPECT_GT(lo, 400.0);  // every device access that misses crosses the link both ways
+    EXPECT_GT(lo, 400.0);  // most device accesses miss and cross the link both ways
     EXPECT_LT(hi / lo, 1.25);
+}
+
+// The paper: from 1 to 3 host cores on 32 KiB the device mean rises (more misses).
+TEST(PlatformCcixExp, CoherenceDeviceMeanRisesWithThreeHostCores) {
+    EXPECT_GT(sim("E4.10"), sim("E4.8"));
+}
+
+// Host accesses that meet a line the device holds pay a snoop over the link.
+TEST(PlatformCcixExp, CoherenceHostSnoopsTheDeviceOnTheSmallBuffer) {
+    EXPECT_GT(sim("E4.13"), 0.0);
+    EXPECT_LT(sim("E4.13"), 100.0);
 }
 
 }  // namespace
