@@ -126,25 +126,21 @@ NiRegisters::NiRegisters(sc_core::sc_module_name name, NetworkInterface& ni,
                   (uint64_t(std::min<size_t>(ni_.requests_waiting(), 255)) << 8) |
                   (uint64_t(std::min<size_t>(ni_.responses_waiting(), 255)) << 16);
     });
-    auto request_field = [this](const char* reg, auto get) {
-        bank_.on_read(reg, [this, get](core::RegisterAccess& a) {
-            const auto h = ni_.request_head();
+    // A read-only register showing a field of the head request (or response); 0 when none.
+    auto head_field = [this](const char* reg, bool response, auto get) {
+        bank_.on_read(reg, [this, response, get](core::RegisterAccess& a) {
+            const auto h = response ? ni_.response_head() : ni_.request_head();
             a.value = h ? uint64_t(get(*h)) : 0;
         });
     };
-    request_field("rx_src", [](const MessageHeader& h) { return pack(h.src, h.dst_hre); });
-    request_field("rx_rpc", [](const MessageHeader& h) { return pack(h.rpc_id, h.tag); });
-    request_field("rx_origin", [](const MessageHeader& h) { return h.origin_hre; });
-    request_field("rx_length", [](const MessageHeader& h) { return h.length; });
+    using H = const MessageHeader&;
+    head_field("rx_src", false, [](H h) { return pack(h.src, h.dst_hre); });
+    head_field("rx_rpc", false, [](H h) { return pack(h.rpc_id, h.tag); });
+    head_field("rx_origin", false, [](H h) { return h.origin_hre; });
+    head_field("rx_length", false, [](H h) { return h.length; });
+    head_field("resp_src", true, [](H h) { return pack(h.src, h.tag); });
+    head_field("resp_result", true, [](H h) { return h.result; });
     bank_.on_read("rx_unread", [this](core::RegisterAccess& a) { a.value = ni_.request_unread(); });
-    auto response_field = [this](const char* reg, auto get) {
-        bank_.on_read(reg, [this, get](core::RegisterAccess& a) {
-            const auto h = ni_.response_head();
-            a.value = h ? uint64_t(get(*h)) : 0;
-        });
-    };
-    response_field("resp_src", [](const MessageHeader& h) { return pack(h.src, h.tag); });
-    response_field("resp_result", [](const MessageHeader& h) { return h.result; });
     SC_THREAD(watch_arrivals);
 }
 

@@ -39,7 +39,7 @@ uint64_t WillowDriver::reg(host::HostCore& cpu, const char* name) {
                               : cpu.load<uint32_t>(ctl(cpu) + r.offset);
 }
 
-void WillowDriver::lock(host::HostCore& cpu) {
+WillowDriver::Held WillowDriver::lock(host::HostCore& cpu) {
     // The driver's mutex: programs on several cores may open HREs at once, and the bridge's
     // qp_select makes set-up a sequence no two may interleave.
     while (locked_) {
@@ -47,15 +47,12 @@ void WillowDriver::lock(host::HostCore& cpu) {
         cpu.sync();
     }
     locked_ = true;
+    return Held{locked_};
 }
 
 HreEndpoint WillowDriver::open(host::HostCore& cpu, bool kernel) {
     cpu.compute_ns(cfg_.syscall_ns);
-    lock(cpu);
-    struct Unlock {
-        bool& l;
-        ~Unlock() { l = false; }
-    } unlock{locked_};
+    const Held held = lock(cpu);
     uint32_t qp = 0;
     while (qp < used_.size() && used_[qp]) ++qp;
     if (qp == used_.size())
@@ -93,11 +90,7 @@ HreEndpoint WillowDriver::open(host::HostCore& cpu, bool kernel) {
 
 void WillowDriver::close(host::HostCore& cpu, const HreEndpoint& hre) {
     cpu.compute_ns(cfg_.syscall_ns);
-    lock(cpu);
-    struct Unlock {
-        bool& l;
-        ~Unlock() { l = false; }
-    } unlock{locked_};
+    const Held held = lock(cpu);
     reg(cpu, "qp_select", hre.qp);
     reg(cpu, "qp_control", 0);
     used_[hre.qp] = false;

@@ -72,7 +72,11 @@ class WillowDriver {
     const WillowDevice& device() const { return device_; }
 
   private:
-    void lock(host::HostCore& cpu);
+    struct Held {  // the driver's mutex, released when this goes
+        bool& locked;
+        ~Held() { locked = false; }
+    };
+    Held lock(host::HostCore& cpu);
     uint64_t ctl(host::HostCore& cpu);  // the control block, mapped into the caller's process
     void reg(host::HostCore& cpu, const char* name, uint64_t value);
     uint64_t reg(host::HostCore& cpu, const char* name);
