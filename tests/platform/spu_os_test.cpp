@@ -18,9 +18,8 @@
 
 #include "../../sw/firmware/spu_os/spu_os_abi.h"
 #include "core/services.hpp"
-#include "cpu/elf_loader.hpp"
-#include "cpu/spu_map.h"
 #include "platform/willow.hpp"
+#include "sw/host/willow_apps.hpp"
 
 namespace canopy::platform {
 namespace {
@@ -115,28 +114,12 @@ class Host : public sc_core::sc_module {
     }
     uint32_t stat(unsigned spu, uint32_t which) { return kernel(spu, SPU_OS_RPC_STAT, {which}); }
 
-    // Installs an app's ELF (linked for `slot`) on `spu` in pieces and activates it as `app`.
+    // Installs an app's ELF (linked for `slot`) on `spu` in pieces (the host driver's own
+    // pieces, sw/host/willow_apps) and activates it as `app`.
     void install(unsigned spu, const std::string& name, unsigned app, unsigned slot) {
-        cpu::ElfImage image(firmware(name));
-        std::vector<uint8_t> imem(SPU_IMEM_SIZE), dmem(SPU_DMEM_SIZE);
-        image.load({{"imem", SPU_IMEM_BASE, SPU_IMEM_SIZE, imem.data(), nullptr},
-                    {"dmem", SPU_DMEM_BASE, SPU_DMEM_SIZE, dmem.data(), nullptr}});
-        for (const cpu::ElfSegment& s : image.segments()) {
-            const bool code = s.region == "imem";
-            const uint32_t base = code ? SPU_OS_CODE_SLOT_BASE + slot * SPU_OS_CODE_SLOT_SIZE
-                                       : SPU_OS_DATA_SLOT_BASE + slot * SPU_OS_DATA_SLOT_SIZE;
-            const uint8_t* mem = code ? imem.data() : dmem.data() - SPU_DMEM_BASE;
-            const uint32_t end = s.paddr + ((s.filesz + 3) & ~3u);  // code goes in words
-            for (uint32_t at = s.paddr; at < end; at += kPiece) {
-                std::vector<uint8_t> p = bytes({slot, at - base});
-                p.insert(p.end(), mem + at, mem + std::min(end, at + kPiece));
-                ASSERT_EQ(
-                    call(spu, SPU_OS_KERNEL_APP,
-                         code ? SPU_OS_RPC_INSTALL_CODE : SPU_OS_RPC_INSTALL_DATA, p, kKernelHre),
-                    SPU_OS_OK)
-                    << name << " at 0x" << std::hex << at;
-            }
-        }
+        for (const sw::InstallRpc& r : sw::app_install_rpcs(firmware(name), slot, kPiece))
+            ASSERT_EQ(call(spu, SPU_OS_KERNEL_APP, r.handler, r.payload, kKernelHre), SPU_OS_OK)
+                << name << " at 0x" << std::hex << r.address;
         ASSERT_EQ(kernel(spu, SPU_OS_RPC_ACTIVATE, {app, slot}), SPU_OS_OK) << name;
     }
 

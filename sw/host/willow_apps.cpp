@@ -1,0 +1,279 @@
+#include "sw/host/willow_apps.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "cpu/elf_loader.hpp"
+#include "ssd/hre_queue.h"
+#include "sw/firmware/spu_os/spu_os_abi.h"
+
+namespace canopy::sw {
+
+namespace {
+
+std::vector<uint8_t> words(std::initializer_list<uint32_t> w) {
+    std::vector<uint8_t> b(w.size() * 4);
+    size_t i = 0;
+    for (uint32_t v : w)  // little-endian, as SPU-OS reads them
+        for (int k = 0; k < 4; ++k) b[i++] = uint8_t(v >> (8 * k));
+    return b;
+}
+
+std::string hex(uint32_t v) {
+    char s[16];
+    std::snprintf(s, sizeof s, "0x%x", v);
+    return s;
+}
+
+std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+}  // namespace
+
+std::string spu_os_result_name(uint32_t r) {
+    static const std::map<uint32_t, const char*> names = {
+        {SPU_OS_OK, "SPU_OS_OK"},
+        {1, "NACK"},
+        {SPU_OS_E_NO_APP, "SPU_OS_E_NO_APP"},
+        {SPU_OS_E_NO_HANDLER, "SPU_OS_E_NO_HANDLER"},
+        {SPU_OS_E_KERNEL_ONLY, "SPU_OS_E_KERNEL_ONLY"},
+        {SPU_OS_E_APP_FAULT, "SPU_OS_E_APP_FAULT"},
+        {SPU_OS_E_DISABLED, "SPU_OS_E_DISABLED"},
+        {SPU_OS_E_NO_RESPONSE, "SPU_OS_E_NO_RESPONSE"},
+        {SPU_OS_E_BAD_POINTER, "SPU_OS_E_BAD_POINTER"},
+        {SPU_OS_E_PERMISSION, "SPU_OS_E_PERMISSION"},
+        {SPU_OS_E_BAD_ARG, "SPU_OS_E_BAD_ARG"},
+        {SPU_OS_E_STATE, "SPU_OS_E_STATE"},
+        {SPU_OS_E_NETWORK, "SPU_OS_E_NETWORK"},
+        {SPU_OS_E_DMA, "SPU_OS_E_DMA"},
+        {SPU_OS_E_NO_CALL, "SPU_OS_E_NO_CALL"},
+        {SPU_OS_E_UNKNOWN_SYSCALL, "SPU_OS_E_UNKNOWN_SYSCALL"}};
+    const auto it = names.find(r);
+    return hex(r) + (it != names.end() ? std::string(" (") + it->second + ")" : "");
+}
+
+std::string spu_os_rpc_name(uint8_t handler) {
+    static const char* const names[] = {"PING",        "INSTALL_CODE", "INSTALL_DATA",
+                                        "ACTIVATE",    "REMOVE",       "PERM_ADD",
+                                        "PERM_REMOVE", "STAT",         "CALL_ALLOW"};
+    return handler < sizeof names / sizeof *names ? names[handler] : "kernel RPC " + hex(handler);
+}
+
+std::vector<InstallRpc> app_install_rpcs(const std::string& elf_path, uint32_t slot,
+                                         uint32_t piece_bytes) {
+    const std::string name = base_name(elf_path);
+    if (slot >= SPU_OS_SLOTS)
+        throw host::HostFault("Willow apps: " + name + ": no slot " + std::to_string(slot) +
+                              " (SPU-OS has " + std::to_string(SPU_OS_SLOTS) + ")");
+    if (piece_bytes == 0 || piece_bytes % 4)
+        throw host::HostFault("Willow apps: install pieces must be whole words, not " +
+                              std::to_string(piece_bytes) + " B");
+    const uint32_t code_base = SPU_OS_CODE_SLOT_BASE + slot * SPU_OS_CODE_SLOT_SIZE;
+    const uint32_t data_base = SPU_OS_DATA_SLOT_BASE + slot * SPU_OS_DATA_SLOT_SIZE;
+    std::vector<uint8_t> code(SPU_OS_CODE_SLOT_SIZE), data(SPU_OS_DATA_SLOT_SIZE);
+    // Loading into the slot's two segments only is the check that the app is linked for it.
+    cpu::ElfImage image(elf_path);
+    try {
+        image.load({{"code slot", code_base, SPU_OS_CODE_SLOT_SIZE, code.data(), nullptr},
+                    {"data slot", data_base, SPU_OS_DATA_SLOT_SIZE, data.data(), nullptr}});
+    } catch (const std::exception& e) {
+        throw host::HostFault("Willow apps: " + name + " is not an app linked for slot " +
+                              std::to_string(slot) + ": " + e.what());
+    }
+    std::vector<InstallRpc> rpcs;
+    for (const cpu::ElfSegment& s : image.segments()) {
+        const bool is_code = s.region == "code slot";
+        const uint32_t base = is_code ? code_base : data_base;
+        const uint8_t* mem = (is_code ? code.data() : data.data()) - base;
+        const uint32_t end = s.paddr + ((s.filesz + 3) & ~3u);  // code goes in words
+        for (uint32_t at = s.paddr; at < end; at += piece_bytes) {
+            InstallRpc r;
+            r.handler = is_code ? SPU_OS_RPC_INSTALL_CODE : SPU_OS_RPC_INSTALL_DATA;
+            r.address = at;
+            r.payload = words({slot, at - base});
+            r.payload.insert(r.payload.end(), mem + at, mem + std::min(end, at + piece_bytes));
+            rpcs.push_back(std::move(r));
+        }
+    }
+    return rpcs;
+}
+
+bool SpuNotice::fault() const {
+    return rpc_id == SPU_OS_RPC_ID(SPU_OS_KERNEL_APP, SPU_OS_RPC_NOTIFY_FAULT);
+}
+bool SpuNotice::perm_miss() const {
+    return rpc_id == SPU_OS_RPC_ID(SPU_OS_KERNEL_APP, SPU_OS_RPC_NOTIFY_PERM_MISS);
+}
+
+WillowApps::WillowApps(Hre& kernel, uint32_t spus) : hre_(kernel), spus_(spus), slots_(spus) {
+    // Kernel-only RPCs from a user's HRE would all be refused: say so at once.
+    if (SPU_OS_PROCESS(kernel.id()) != 0)
+        throw host::HostFault("Willow apps: HRE " + hex(kernel.id()) +
+                              " is a user HRE; app management needs a kernel HRE");
+}
+
+std::vector<uint32_t> WillowApps::targets(const std::vector<uint32_t>& spus) const {
+    std::vector<uint32_t> t = spus;
+    if (t.empty())
+        for (uint32_t s = 0; s < spus_; ++s) t.push_back(s);
+    for (uint32_t s : t)
+        if (s >= spus_)
+            throw host::HostFault("Willow apps: no SPU " + std::to_string(s) + " (the SSD has " +
+                                  std::to_string(spus_) + ")");
+    return t;
+}
+
+std::map<uint32_t, uint32_t> WillowApps::broadcast(const std::vector<uint32_t>& spus,
+                                                   uint8_t handler,
+                                                   const std::vector<uint8_t>& payload,
+                                                   bool stat_value) {
+    std::map<uint32_t, uint16_t> tags;
+    for (uint32_t s : spus)
+        tags[s] = hre_.send(uint8_t(s), SPU_OS_RPC_ID(SPU_OS_KERNEL_APP, handler), payload.data(),
+                            uint32_t(payload.size()));
+    std::map<uint32_t, uint32_t> results;
+    std::string failed;
+    for (const auto& [s, tag] : tags) {  // every answer, so none is left behind in the HRE
+        const Hre::Response r = hre_.wait(tag);
+        results[s] = r.result;
+        // A result of 1 looks like a NACK at the bridge (the ring's NACK is result 1): a
+        // STAT of 1 comes back so, and is the value.
+        const bool value_one = stat_value && r.status == HRE_STATUS_NACK && r.result == 1;
+        if (!r.ok() && !value_one && failed.empty())
+            failed = "Willow apps: the bridge failed " + spu_os_rpc_name(handler) + " to SPU " +
+                     std::to_string(s) + ": HRE status " + std::to_string(r.status);
+    }
+    if (!failed.empty()) throw host::HostFault(failed);
+    return results;
+}
+
+void WillowApps::broadcast_ok(const std::vector<uint32_t>& spus, uint8_t handler,
+                              const std::vector<uint8_t>& payload, const std::string& what) {
+    for (const auto& [s, result] : broadcast(spus, handler, payload))
+        if (result != SPU_OS_OK)
+            throw host::HostFault("Willow apps: SPU " + std::to_string(s) + " refused " +
+                                  spu_os_rpc_name(handler) + " (" + what + "): result " +
+                                  spu_os_result_name(result));
+}
+
+void WillowApps::install(const std::string& elf_path, uint32_t app, uint32_t slot,
+                         const std::vector<uint32_t>& spus) {
+    const std::string name = base_name(elf_path);
+    if (app == SPU_OS_KERNEL_APP || app > 0xff)
+        throw host::HostFault("Willow apps: " + name + ": app id " + std::to_string(app) +
+                              " is not 1..255");
+    const std::vector<uint32_t> to = targets(spus);
+    for (uint32_t s : to) {  // the host kernel's allocation: refused before anything is sent
+        if (const auto held = app_in(s, slot))
+            throw host::HostFault("Willow apps: cannot install " + name + " as app " +
+                                  std::to_string(app) + " into slot " + std::to_string(slot) +
+                                  " of SPU " + std::to_string(s) + ": it holds app " +
+                                  std::to_string(*held));
+        if (const auto at = slot_of(s, app))
+            throw host::HostFault("Willow apps: app " + std::to_string(app) +
+                                  " is already installed on SPU " + std::to_string(s) + " (slot " +
+                                  std::to_string(*at) + ")");
+    }
+    for (const InstallRpc& r : app_install_rpcs(elf_path, slot))
+        broadcast_ok(to, r.handler, r.payload,
+                     name + " into slot " + std::to_string(slot) + " at " + hex(r.address));
+    const auto results = broadcast(to, SPU_OS_RPC_ACTIVATE, words({app, slot}));
+    std::string failed;
+    for (const auto& [s, result] : results) {
+        if (result == SPU_OS_OK) {
+            slots_[s][slot] = app;
+        } else if (failed.empty()) {
+            failed = "Willow apps: SPU " + std::to_string(s) + " refused ACTIVATE (" + name +
+                     " as app " + std::to_string(app) + " in slot " + std::to_string(slot) +
+                     "): result " + spu_os_result_name(result);
+        }
+    }
+    if (failed.empty()) return;
+    // All or nothing: an app active on only some SPUs would answer some RPCs and not others.
+    std::vector<uint32_t> active;
+    for (const auto& [s, result] : results)
+        if (result == SPU_OS_OK) active.push_back(s);
+    if (!active.empty()) try {
+            remove(app, active);
+        } catch (const host::HostFault& e) {
+            failed += std::string("; rolling back: ") + e.what();
+        }
+    throw host::HostFault(failed);
+}
+
+void WillowApps::remove(uint32_t app, const std::vector<uint32_t>& spus) {
+    std::vector<uint32_t> holding;
+    for (uint32_t s : targets(spus))
+        if (slot_of(s, app)) holding.push_back(s);
+    if (holding.empty())
+        throw host::HostFault("Willow apps: app " + std::to_string(app) +
+                              " is not installed on the SPUs given");
+    const auto results = broadcast(holding, SPU_OS_RPC_REMOVE, words({app}));
+    for (const auto& [s, result] : results)  // SPU-OS freed the slots that answered OK
+        if (result == SPU_OS_OK) slots_[s].erase(*slot_of(s, app));
+    for (const auto& [s, result] : results)
+        if (result != SPU_OS_OK)
+            throw host::HostFault("Willow apps: SPU " + std::to_string(s) +
+                                  " refused REMOVE (app " + std::to_string(app) + "): result " +
+                                  spu_os_result_name(result));
+}
+
+void WillowApps::grant(uint32_t process, uint32_t start, uint32_t length, uint32_t rights,
+                       const std::vector<uint32_t>& spus) {
+    broadcast_ok(targets(spus), SPU_OS_RPC_PERM_ADD, words({process, start, length, rights}),
+                 "process " + std::to_string(process) + " " + hex(start) + "+" + hex(length) +
+                     " rights " + std::to_string(rights));
+}
+
+void WillowApps::revoke(uint32_t process, uint32_t start, const std::vector<uint32_t>& spus) {
+    broadcast_ok(targets(spus), SPU_OS_RPC_PERM_REMOVE, words({process, start}),
+                 "process " + std::to_string(process) + " " + hex(start));
+}
+
+void WillowApps::allow_call(uint32_t caller, uint32_t callee, uint32_t mask,
+                            const std::vector<uint32_t>& spus) {
+    broadcast_ok(targets(spus), SPU_OS_RPC_CALL_ALLOW, words({caller, callee, mask}),
+                 "app " + std::to_string(caller) + " -> app " + std::to_string(callee) +
+                     " functions " + hex(mask));
+}
+
+uint32_t WillowApps::stat(uint32_t spu, uint32_t which) {
+    return broadcast(targets({spu}), SPU_OS_RPC_STAT, words({which}), true).at(spu);
+}
+
+std::optional<uint32_t> WillowApps::app_in(uint32_t spu, uint32_t slot) const {
+    if (spu >= slots_.size()) return std::nullopt;
+    const auto it = slots_[spu].find(slot);
+    return it == slots_[spu].end() ? std::nullopt : std::optional<uint32_t>(it->second);
+}
+
+std::optional<uint32_t> WillowApps::slot_of(uint32_t spu, uint32_t app) const {
+    if (spu >= slots_.size()) return std::nullopt;
+    for (const auto& [slot, held] : slots_[spu])
+        if (held == app) return slot;
+    return std::nullopt;
+}
+
+SpuNotice WillowApps::notice(const Hre::Request& r) {
+    SpuNotice n;
+    n.node = r.node;
+    n.rpc_id = r.rpc_id;
+    if (!n.fault() && !n.perm_miss())
+        throw host::HostFault("Willow apps: the kernel HRE got RPC " + hex(r.rpc_id) +
+                              " from SPU " + std::to_string(r.node) + ", not a SPU-OS notice");
+    if (r.payload.size() != n.words.size() * 4)
+        throw host::HostFault("Willow apps: a " + std::to_string(r.payload.size()) +
+                              " B notice from SPU " + std::to_string(r.node) + " (24 B expected)");
+    std::memcpy(n.words.data(), r.payload.data(), r.payload.size());  // little-endian host
+    hre_.respond(r, SPU_OS_OK);  // frees the SPU's response slot (SPU-OS ignores the result)
+    return n;
+}
+
+SpuNotice WillowApps::next_notice() { return notice(hre_.receive()); }
+
+std::optional<SpuNotice> WillowApps::try_notice() {
+    if (auto r = hre_.try_receive()) return notice(*r);
+    return std::nullopt;
+}
+
+}  // namespace canopy::sw

@@ -1,0 +1,109 @@
+// The host kernel's SSD App manager (Willow Section 3.1 "Building an SSD App", "Protection and
+// sharing"): the part of the Willow driver that installs SSD Apps at run time. The host kernel
+// allocates app slots statically (an app is linked for one slot, sw/firmware/apps/app.ld.in);
+// this object keeps which slot holds which app on each SPU, refuses a double install, and carries
+// the app's code and data images into the slot with SPU-OS's kernel-only RPCs
+// (sw/firmware/spu_os/spu_os_abi.h: INSTALL_CODE / INSTALL_DATA in pieces, ACTIVATE, REMOVE,
+// PERM_ADD / PERM_REMOVE, CALL_ALLOW, STAT) sent through one of the kernel's own HREs (high bits
+// 0). Every result is checked: a refusal throws host::HostFault naming the SPU, the RPC and the
+// result. It also takes the notices SPU-OS sends the kernel HRE (app faults, permission misses).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sw/host/hre.hpp"
+
+namespace canopy::sw {
+
+// One kernel RPC of an app's installation: INSTALL_CODE or INSTALL_DATA with its payload
+// {slot, offset, bytes...}.
+struct InstallRpc {
+    uint8_t handler = 0;   // SPU_OS_RPC_INSTALL_CODE or _DATA
+    uint32_t address = 0;  // where the piece lands in the SPU's IMEM or DMEM (for messages)
+    std::vector<uint8_t> payload;
+};
+
+// The RPCs that put the loadable segments of the app ELF at `elf_path` into `slot`, in pieces of
+// at most `piece_bytes` image bytes (a multiple of 4: code goes in words); bss needs none, since
+// slots start zeroed. Throws HostFault when the ELF is not an app linked for that slot.
+std::vector<InstallRpc> app_install_rpcs(const std::string& elf_path, uint32_t slot,
+                                         uint32_t piece_bytes = 1024);
+
+// SPU-OS's result codes and kernel RPCs by name, for messages: "SPU_OS_E_STATE", "ACTIVATE".
+std::string spu_os_result_name(uint32_t result);
+std::string spu_os_rpc_name(uint8_t handler);
+
+// A request SPU-OS sent the host kernel (dst_hre 0, so the kernel HRE on queue pair 0).
+struct SpuNotice {
+    uint8_t node = 0;  // the SPU that sent it
+    uint16_t rpc_id = 0;
+    // NOTIFY_FAULT: {node, app, mcause, mtval, mepc, origin};
+    // NOTIFY_PERM_MISS: {node, process, app, addr, length, rights}.
+    std::array<uint32_t, 6> words{};
+    bool fault() const;
+    bool perm_miss() const;
+};
+
+class WillowApps {
+  public:
+    // `kernel` must be a kernel HRE (driver.open(cpu, true)); `spus` is the SSD's SPU count.
+    WillowApps(Hre& kernel, uint32_t spus);
+
+    // Installs the app ELF (linked for `slot`) as `app` on `spus` (empty: every SPU): all its
+    // pieces, then ACTIVATE. Refuses, before sending anything, a slot this object already gave
+    // to an app or an app id already installed on one of the SPUs. When some SPU refuses, the
+    // SPUs where the app became active are rolled back (REMOVE) and HostFault is thrown.
+    void install(const std::string& elf_path, uint32_t app, uint32_t slot,
+                 const std::vector<uint32_t>& spus = {});
+    // REMOVE on every SPU holding `app` (or those of `spus`); frees their slots.
+    void remove(uint32_t app, const std::vector<uint32_t>& spus = {});
+
+    // PERM_ADD: process `process` (the PID, an HRE's high bits) may reach SSD memory
+    // [start, start + length) with `rights` (SPU_OS_PERM_READ | SPU_OS_PERM_WRITE).
+    void grant(uint32_t process, uint32_t start, uint32_t length, uint32_t rights,
+               const std::vector<uint32_t>& spus = {});
+    // PERM_REMOVE of the extent starting at `start`.
+    void revoke(uint32_t process, uint32_t start, const std::vector<uint32_t>& spus = {});
+    // CALL_ALLOW: app `caller` may call the functions of `callee` in `mask` (0 revokes).
+    void allow_call(uint32_t caller, uint32_t callee, uint32_t mask,
+                    const std::vector<uint32_t>& spus = {});
+    // STAT (SPU_OS_STAT_*) of one SPU. The bridge reports a result of 1 as a NACK (the ring's
+    // NACK is result 1), so a value of 1 and a dropped STAT cannot be told apart: both give 1.
+    uint32_t stat(uint32_t spu, uint32_t which);
+
+    // The host kernel's slot table: the app in `slot` of `spu`, the slot of `app` on `spu`.
+    std::optional<uint32_t> app_in(uint32_t spu, uint32_t slot) const;
+    std::optional<uint32_t> slot_of(uint32_t spu, uint32_t app) const;
+
+    // The next notice SPU-OS sent (waits for one; try_: none when none is there), answered
+    // so that its response slot on the SPU is freed. Requests other than notices are left
+    // unanswered: they throw HostFault, since the kernel HRE serves only SPU-OS.
+    SpuNotice next_notice();
+    std::optional<SpuNotice> try_notice();
+
+    Hre& hre() { return hre_; }
+
+  private:
+    std::vector<uint32_t> targets(const std::vector<uint32_t>& spus) const;
+    // Sends one kernel RPC to each SPU at once (SPU-OS serves them in parallel) and waits for
+    // every answer; returns the result on each SPU, status failures mapped to HostFault
+    // (`stat_value`: a NACK carrying result 1 is a STAT value of 1, see stat()).
+    std::map<uint32_t, uint32_t> broadcast(const std::vector<uint32_t>& spus, uint8_t handler,
+                                           const std::vector<uint8_t>& payload,
+                                           bool stat_value = false);
+    // broadcast, throwing HostFault ("`what`") unless every SPU answered SPU_OS_OK.
+    void broadcast_ok(const std::vector<uint32_t>& spus, uint8_t handler,
+                      const std::vector<uint8_t>& payload, const std::string& what);
+    SpuNotice notice(const Hre::Request& r);
+
+    Hre& hre_;
+    uint32_t spus_;
+    std::vector<std::map<uint32_t, uint32_t>> slots_;  // per SPU: slot -> app
+};
+
+}  // namespace canopy::sw
