@@ -176,6 +176,15 @@ NiStatus NetworkInterface::abort_request() {
 
 NiStatus NetworkInterface::send_response(NodeId dst, uint16_t tag, uint32_t result,
                                          sc_time& delay) {
+    return respond(dst, tag, result, false, delay);
+}
+
+NiStatus NetworkInterface::send_nack(NodeId dst, uint16_t tag, sc_time& delay) {
+    return respond(dst, tag, 0, true, delay);
+}
+
+NiStatus NetworkInterface::respond(NodeId dst, uint16_t tag, uint32_t result, bool nack,
+                                   sc_time& delay) {
     if (NiStatus s = check_destination(dst); s != NiStatus::Ok) return s;
     RingMessage m;
     m.kind = MessageKind::Response;
@@ -184,6 +193,8 @@ NiStatus NetworkInterface::send_response(NodeId dst, uint16_t tag, uint32_t resu
     m.origin_hre = origin_;
     m.tag = tag;
     m.result = result;
+    m.nack = nack;
+    if (nack) nacks_sent_.add();
     responses_sent_.add();
     send(std::move(m), delay);
     return NiStatus::Ok;
@@ -195,9 +206,8 @@ void NetworkInterface::send(RingMessage&& m, sc_time& delay) {
 }
 
 MessageHeader NetworkInterface::header_of(const RingMessage& m) {
-    return MessageHeader{m.kind,   m.src,        m.dst,
-                         m.rpc_id, m.origin_hre, m.dst_hre,
-                         m.tag,    m.result,     uint32_t(m.payload.size())};
+    return MessageHeader{m.kind,    m.src, m.dst,    m.rpc_id, m.origin_hre,
+                         m.dst_hre, m.tag, m.result, m.nack,   uint32_t(m.payload.size())};
 }
 
 std::optional<MessageHeader> NetworkInterface::request_head() const {
@@ -261,7 +271,7 @@ void NetworkInterface::receive_request(RingMessage&& m) {
         nack.dst = m.src;
         nack.origin_hre = m.origin_hre;
         nack.tag = m.tag;
-        nack.result = uint32_t(RingStatus::Nack);
+        nack.nack = true;
         nack.flow = m.flow;
         sc_time delay = sc_core::SC_ZERO_TIME;
         send(std::move(nack), delay);
@@ -290,7 +300,7 @@ void NetworkInterface::receive_response(RingMessage&& m) {
             return;
         }
     }
-    if (m.result == uint32_t(RingStatus::Nack)) nacks_received_.add();
+    if (m.nack) nacks_received_.add();
     responses_received_.add();
     responses_.push_back(std::move(m));
     arrival_.notify(sc_core::SC_ZERO_TIME);

@@ -15,7 +15,7 @@
 //
 // Receiving: requests go into a bounded receive buffer, all or nothing: a request that does not
 // fit is dropped (counted rx_dropped) and the interface answers the sender with a NACK response
-// (result RingStatus::Nack, the request's tag), which lands in the slot the sender reserved
+// (flagged nack, no result, the request's tag), which lands in the slot the sender reserved
 // [Willow 3.1: "RPC delivery is unreliable ... all or nothing"]. A response goes into the slot
 // reserved for it, matched by (sender, tag); an unexpected one takes a free slot, or is dropped
 // and counted when none is free. SPU-OS reads the head request's header, streams its payload in
@@ -90,6 +90,7 @@ struct MessageHeader {
     uint16_t dst_hre = 0;
     uint16_t tag = 0;
     uint32_t result = 0;
+    bool nack = false;    // responses: the request was dropped by its receiver
     uint32_t length = 0;  // payload bytes
 };
 
@@ -122,6 +123,9 @@ class NetworkInterface : public sc_core::sc_module {
 
     // RPCSendResponse: one flit to `dst` with the request's tag and a result code.
     NiStatus send_response(NodeId dst, uint16_t tag, uint32_t result, sc_core::sc_time& delay);
+    // A NACK to `dst`'s request `tag`: it was dropped here (the interface does this itself when
+    // its buffer is full; the PCIe bridge when an HRE has no room).
+    NiStatus send_nack(NodeId dst, uint16_t tag, sc_core::sc_time& delay);
 
     // --- receiving -------------------------------------------------------------------------
     bool has_request() const { return !requests_.empty(); }
@@ -168,6 +172,7 @@ class NetworkInterface : public sc_core::sc_module {
     NiStatus check_destination(NodeId dst);
     // Sends `m` (src and origin already stamped) asked at now + delay; delay to its end.
     void send(RingMessage&& m, sc_core::sc_time& delay);
+    NiStatus respond(NodeId dst, uint16_t tag, uint32_t result, bool nack, sc_core::sc_time& delay);
     static MessageHeader header_of(const RingMessage& m);
     void update_probes();
 

@@ -100,10 +100,17 @@ core::RegisterMap NiRegisters::register_map() {
              "write 1s: free the head request or response",
              {{"request", 0, 1, "drop the head request (read or not)"},
               {"response", 1, 1, "drop the head response, freeing its slot"}}},
-            {"resp_src", 0x38, 32, Access::RO, 0, "the head response's sender and tag",
-             node_and("tag", "the tag of the request it answers", "source ring node")},
-            {"resp_result", 0x3C, 32, Access::RO, 0,
-             "the head response's result (1: NACK, the request was dropped)"},
+            {"resp_src",
+             0x38,
+             32,
+             Access::RO,
+             0,
+             "the head response's sender and tag, and whether it is a NACK",
+             {{"node", 0, 8, "source ring node"},
+              {"nack", 8, 1,
+               "a NACK: the receiver had no room and dropped the request (no result)"},
+              {"tag", 16, 16, "the tag of the request it answers"}}},
+            {"resp_result", 0x3C, 32, Access::RO, 0, "the head response's result"},
         });
 }
 
@@ -138,7 +145,7 @@ NiRegisters::NiRegisters(sc_core::sc_module_name name, NetworkInterface& ni,
     head_field("rx_rpc", false, [](H h) { return pack(h.rpc_id, h.tag); });
     head_field("rx_origin", false, [](H h) { return h.origin_hre; });
     head_field("rx_length", false, [](H h) { return h.length; });
-    head_field("resp_src", true, [](H h) { return pack(h.src, h.tag); });
+    head_field("resp_src", true, [](H h) { return pack(h.src | (h.nack ? 1u << 8 : 0u), h.tag); });
     head_field("resp_result", true, [](H h) { return h.result; });
     bank_.on_read("rx_unread", [this](core::RegisterAccess& a) { a.value = ni_.request_unread(); });
     SC_THREAD(watch_arrivals);

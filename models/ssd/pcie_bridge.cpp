@@ -366,7 +366,7 @@ void PcieBridge::deliver_response() {
     e.node = h.src;
     e.tag = o.host_tag;
     e.result = h.result;
-    e.status = h.result == uint32_t(RingStatus::Nack) ? HRE_STATUS_NACK : HRE_STATUS_OK;
+    e.status = h.nack ? HRE_STATUS_NACK : HRE_STATUS_OK;
     complete(o.qp, e);
 }
 
@@ -377,7 +377,7 @@ void PcieBridge::deliver_request() {
     auto nack = [&] {
         nacked_.add();
         ni_.pop_request();
-        ni_.send_response(h.src, h.tag, uint32_t(RingStatus::Nack), delay);
+        ni_.send_nack(h.src, h.tag, delay);
     };
     if (qp >= cfg_.queue_pairs || !qps_[qp].enabled) return nack();
     QueuePair& q = qps_[qp];

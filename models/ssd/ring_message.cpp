@@ -13,7 +13,6 @@ std::string RingMessage::describe() const {
                       unsigned(origin_hre),
                       dst_hre ? (" hre " + std::to_string(dst_hre)).c_str() : "", payload.size());
     } else {
-        const bool nack = result == uint32_t(RingStatus::Nack);
         std::snprintf(text, sizeof text, "response %u->%u tag %u result 0x%x%s", unsigned(src),
                       unsigned(dst), unsigned(tag), unsigned(result), nack ? " (nack)" : "");
     }

@@ -28,20 +28,17 @@ inline bool is_kernel_hre(uint32_t hre) { return (hre >> kHreIndexBits) == 0; }
 
 enum class MessageKind : uint8_t { Request, Response };
 
-// Result codes the hardware itself puts in responses (firmware results are app-defined, >= 0x100).
-enum class RingStatus : uint32_t {
-    Ok = 0,
-    Nack = 1,  // the receiver's buffer had no room: the request was dropped (counted)
-};
-
 struct RingMessage {
     MessageKind kind = MessageKind::Request;
     NodeId src = 0, dst = 0;
-    uint16_t rpc_id = 0;           // app << 8 | handler
-    uint32_t origin_hre = 0;       // originating HRE
-    uint16_t dst_hre = 0;          // requests to the bridge: the HRE (queue pair) they are for
-    uint16_t tag = 0;              // sender's request tag, echoed by the response
-    uint32_t result = 0;           // responses: the result code
+    uint16_t rpc_id = 0;      // app << 8 | handler
+    uint32_t origin_hre = 0;  // originating HRE
+    uint16_t dst_hre = 0;     // requests to the bridge: the HRE (queue pair) they are for
+    uint16_t tag = 0;         // sender's request tag, echoed by the response
+    uint32_t result = 0;      // responses: the result code
+    // Responses: a NACK made by the receiving interface (its buffer had no room, the request was
+    // dropped), not an answer of software; a flag of its own, so that no result value is taken.
+    bool nack = false;
     std::vector<uint8_t> payload;  // requests: the RPC's bytes (arguments, data)
     uint64_t flow = 0;  // transaction-trace flow linking this message's hops; not on the wire
 

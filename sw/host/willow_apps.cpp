@@ -33,7 +33,6 @@ std::string base_name(const std::string& path) { return path.substr(path.find_la
 std::string spu_os_result_name(uint32_t r) {
     static const std::map<uint32_t, const char*> names = {
         {SPU_OS_OK, "SPU_OS_OK"},
-        {1, "NACK"},
         {SPU_OS_E_NO_APP, "SPU_OS_E_NO_APP"},
         {SPU_OS_E_NO_HANDLER, "SPU_OS_E_NO_HANDLER"},
         {SPU_OS_E_KERNEL_ONLY, "SPU_OS_E_KERNEL_ONLY"},
@@ -125,8 +124,7 @@ std::vector<uint32_t> WillowApps::targets(const std::vector<uint32_t>& spus) con
 
 std::map<uint32_t, uint32_t> WillowApps::broadcast(const std::vector<uint32_t>& spus,
                                                    uint8_t handler,
-                                                   const std::vector<uint8_t>& payload,
-                                                   bool stat_value) {
+                                                   const std::vector<uint8_t>& payload) {
     std::map<uint32_t, uint16_t> tags;
     for (uint32_t s : spus)
         tags[s] = hre_.send(uint8_t(s), SPU_OS_RPC_ID(SPU_OS_KERNEL_APP, handler), payload.data(),
@@ -136,10 +134,7 @@ std::map<uint32_t, uint32_t> WillowApps::broadcast(const std::vector<uint32_t>& 
     for (const auto& [s, tag] : tags) {  // every answer, so none is left behind in the HRE
         const Hre::Response r = hre_.wait(tag);
         results[s] = r.result;
-        // A result of 1 looks like a NACK at the bridge (the ring's NACK is result 1): a
-        // STAT of 1 comes back so, and is the value.
-        const bool value_one = stat_value && r.status == HRE_STATUS_NACK && r.result == 1;
-        if (!r.ok() && !value_one && failed.empty())
+        if (!r.ok() && failed.empty())
             failed = "Willow apps: the bridge failed " + spu_os_rpc_name(handler) + " to SPU " +
                      std::to_string(s) + ": HRE status " + std::to_string(r.status);
     }
@@ -238,7 +233,7 @@ void WillowApps::allow_call(uint32_t caller, uint32_t callee, uint32_t mask,
 }
 
 uint32_t WillowApps::stat(uint32_t spu, uint32_t which) {
-    return broadcast(targets({spu}), SPU_OS_RPC_STAT, words({which}), true).at(spu);
+    return broadcast(targets({spu}), SPU_OS_RPC_STAT, words({which})).at(spu);
 }
 
 std::optional<uint32_t> WillowApps::app_in(uint32_t spu, uint32_t slot) const {

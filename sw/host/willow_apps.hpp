@@ -72,8 +72,7 @@ class WillowApps {
     // CALL_ALLOW: app `caller` may call the functions of `callee` in `mask` (0 revokes).
     void allow_call(uint32_t caller, uint32_t callee, uint32_t mask,
                     const std::vector<uint32_t>& spus = {});
-    // STAT (SPU_OS_STAT_*) of one SPU. The bridge reports a result of 1 as a NACK (the ring's
-    // NACK is result 1), so a value of 1 and a dropped STAT cannot be told apart: both give 1.
+    // STAT (SPU_OS_STAT_*) of one SPU.
     uint32_t stat(uint32_t spu, uint32_t which);
 
     // The host kernel's slot table: the app in `slot` of `spu`, the slot of `app` on `spu`.
@@ -91,11 +90,9 @@ class WillowApps {
   private:
     std::vector<uint32_t> targets(const std::vector<uint32_t>& spus) const;
     // Sends one kernel RPC to each SPU at once (SPU-OS serves them in parallel) and waits for
-    // every answer; returns the result on each SPU, status failures mapped to HostFault
-    // (`stat_value`: a NACK carrying result 1 is a STAT value of 1, see stat()).
+    // every answer; returns the result on each SPU, status failures mapped to HostFault.
     std::map<uint32_t, uint32_t> broadcast(const std::vector<uint32_t>& spus, uint8_t handler,
-                                           const std::vector<uint8_t>& payload,
-                                           bool stat_value = false);
+                                           const std::vector<uint8_t>& payload);
     // broadcast, throwing HostFault ("`what`") unless every SPU answered SPU_OS_OK.
     void broadcast_ok(const std::vector<uint32_t>& spus, uint8_t handler,
                       const std::vector<uint8_t>& payload, const std::string& what);

@@ -219,7 +219,8 @@ TEST(NetworkInterface, FullReceiverDropsTheWholeRequestAndNacksTheSender) {
     ASSERT_TRUE(nack);
     EXPECT_EQ(nack->src, 5);
     EXPECT_EQ(nack->tag, 4);
-    EXPECT_EQ(nack->result, uint32_t(RingStatus::Nack));
+    EXPECT_TRUE(nack->nack);
+    EXPECT_EQ(nack->result, 0u);  // a NACK carries no result: every result value stays free
     EXPECT_EQ(b.count("spu2_ni", "nacks_received"), 1u);
     EXPECT_EQ(b.count("spu2_ni", "responses_unexpected"), 0u);
 
@@ -242,7 +243,7 @@ TEST(NetworkInterface, RequestLargerThanTheBufferIsNeverPartlyTaken) {
     EXPECT_FALSE(b.at(1).has_request());
     EXPECT_EQ(b.at(1).rx_bytes_used(), 0u);
     ASSERT_TRUE(b.at(0).has_response());
-    EXPECT_EQ(b.at(0).response_head()->result, uint32_t(RingStatus::Nack));
+    EXPECT_TRUE(b.at(0).response_head()->nack);
 }
 
 // Responses do not use the request buffer: node 0's request buffer is full (1 KiB holds twelve

@@ -78,10 +78,11 @@ void ni_pop_request(void) { NI(RX_POP) = SPU_NI_RX_POP_REQUEST_MASK; }
 
 int ni_response_pending(void) { return (NI(RX_STATUS) & SPU_NI_RX_STATUS_RESPONSE_MASK) != 0; }
 
-void ni_take_response(unsigned* src, unsigned* tag, uint32_t* result) {
+int ni_take_response(unsigned* src, unsigned* tag, uint32_t* result) {
     const uint32_t s = NI(RESP_SRC);
     *src = SPU_FIELD(s, SPU_NI_RESP_SRC, NODE);
     *tag = SPU_FIELD(s, SPU_NI_RESP_SRC, TAG);
     *result = NI(RESP_RESULT);
     NI(RX_POP) = SPU_NI_RX_POP_RESPONSE_MASK;
+    return SPU_FIELD(s, SPU_NI_RESP_SRC, NACK) != 0;
 }

@@ -64,8 +64,9 @@ int ni_request_pending(void);
 void ni_request_header(struct ni_header* h);
 void ni_pop_request(void);
 int ni_response_pending(void);
-/* The head response's sender, tag and result; then pops it. */
-void ni_take_response(unsigned* src, unsigned* tag, uint32_t* result);
+/* The head response's sender, tag and result; then pops it. Returns 1 when it is a NACK (the
+ * receiver dropped the request; *result is then 0), else 0. */
+int ni_take_response(unsigned* src, unsigned* tag, uint32_t* result);
 
 #ifdef __cplusplus
 }

@@ -72,7 +72,7 @@ static void route_responses(void) {
     unsigned src, tag;
     uint32_t result;
     while (ni_response_pending()) {
-        ni_take_response(&src, &tag, &result);
+        if (ni_take_response(&src, &tag, &result)) result = SPU_OS_E_DROPPED;
         spu_os_route_response(tag, result);
     }
 }

@@ -43,8 +43,9 @@
 #define SPU_OS_MAX_HANDLERS 16u
 
 /* --- Result codes (responses and system call returns) ------------------------------------
- * 0 is success. SPU-OS's own codes are 0x100..0x1ff (the ring hardware uses 1 for a NACK);
- * apps define theirs outside that range. */
+ * 0 is success. SPU-OS's own codes are 0x100..0x1ff; apps define theirs outside that range.
+ * A request the receiver dropped for want of room comes back as SPU_OS_E_DROPPED (the ring's
+ * NACK is a flag of its own, so it takes no result value). */
 #define SPU_OS_OK 0u
 #define SPU_OS_E_NO_APP 0x101u      /* no active app with that id */
 #define SPU_OS_E_NO_HANDLER 0x102u  /* the app has no such handler */
@@ -60,6 +61,7 @@
 #define SPU_OS_E_DMA 0x10cu         /* the DMA controller reported an error */
 #define SPU_OS_E_NO_CALL 0x10du     /* inter-app call not allowed by the call table */
 #define SPU_OS_E_UNKNOWN_SYSCALL 0x10eu
+#define SPU_OS_E_DROPPED 0x10fu /* the receiver had no room: the request was dropped (NACK) */
 
 /* --- System calls: ecall with the number in a7, arguments in a0..a3, result in a0 -------- */
 #define SPU_SYS_DONE 0           /* the handler is finished (its return lands here) */

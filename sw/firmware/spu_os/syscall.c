@@ -197,7 +197,7 @@ static int take_responses(unsigned awaited, uint32_t* result) {
     while (ni_response_pending()) {
         unsigned src, tag;
         uint32_t res;
-        ni_take_response(&src, &tag, &res);
+        if (ni_take_response(&src, &tag, &res)) res = SPU_OS_E_DROPPED;
         if (tag == awaited && !got) {
             got = 1;
             *result = res;
