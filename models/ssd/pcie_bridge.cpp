@@ -335,9 +335,11 @@ bool PcieBridge::fetch_one(uint32_t qp) {
         e.length > ni_.config().max_request_bytes)
         return refuse(HRE_STATUS_BAD_ENTRY);
     std::vector<uint8_t> payload(e.length);
-    if (inline_payload) {
+    if (e.length == 0) {
+        // nothing to carry
+    } else if (inline_payload) {
         std::memcpy(payload.data(), e.inline_payload, e.length);
-    } else if (e.length > 0) {
+    } else {
         if (!in_window(q, e.payload_addr, e.length)) return refuse(HRE_STATUS_BAD_ADDRESS);
         if (!dma(false, e.payload_addr, payload.data(), e.length))
             return refuse(HRE_STATUS_BAD_ADDRESS);

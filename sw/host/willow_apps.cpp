@@ -259,7 +259,8 @@ SpuNotice WillowApps::notice(const Hre::Request& r) {
     if (r.payload.size() != n.words.size() * 4)
         throw host::HostFault("Willow apps: a " + std::to_string(r.payload.size()) +
                               " B notice from SPU " + std::to_string(r.node) + " (24 B expected)");
-    std::memcpy(n.words.data(), r.payload.data(), r.payload.size());  // little-endian host
+    if (!r.payload.empty())
+        std::memcpy(n.words.data(), r.payload.data(), r.payload.size());  // little-endian host
     hre_.respond(r, SPU_OS_OK);  // frees the SPU's response slot (SPU-OS ignores the result)
     return n;
 }

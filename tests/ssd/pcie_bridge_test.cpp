@@ -31,6 +31,11 @@ constexpr uint64_t kSq = kWindow, kCq = kWindow + 0x1000, kRx = kWindow + 0x2000
 constexpr uint32_t kSqEntries = 8, kCqEntries = 8, kRxBytes = 256;
 constexpr NodeId kSpu = 0, kBridgeNode = 1;
 
+const core::RegisterMap& bridge_map() {
+    static const core::RegisterMap map = PcieBridge::register_map();
+    return map;
+}
+
 // The host's side: register and doorbell accesses, and its memory.
 struct Bench : sc_core::sc_module {
     core::Services services;
@@ -84,18 +89,18 @@ struct Bench : sc_core::sc_module {
         return gp.is_response_ok();
     }
     void reg(const std::string& name, uint64_t v) {
-        const auto& r = *PcieBridge::register_map().find(name);
+        const auto& r = *bridge_map().find(name);
         ASSERT_TRUE(access(ctl, true, r.offset, v, r.size_bytes())) << name;
     }
     uint64_t reg(const std::string& name) {
-        const auto& r = *PcieBridge::register_map().find(name);
+        const auto& r = *bridge_map().find(name);
         uint64_t v = 0;
         EXPECT_TRUE(access(ctl, false, r.offset, v, r.size_bytes())) << name;
         return v;
     }
     // After the run: the debugger's view (no time passes).
     uint64_t peek(const std::string& name) {
-        const auto& r = *PcieBridge::register_map().find(name);
+        const auto& r = *bridge_map().find(name);
         uint64_t v = 0;
         tlm::tlm_generic_payload gp;
         gp.set_command(tlm::TLM_READ_COMMAND);
