@@ -24,8 +24,8 @@ void Waves::open(const std::string& path) {
     std::fclose(probe);
     file_ = sc_core::sc_create_vcd_trace_file(base.c_str());
     if (!file_) throw InputError(path, "", "cannot create VCD file");
-    // Waves are drawn in nanoseconds: changes between two nanoseconds show at the earlier one.
-    // SystemC's notes about the unit and about that rounding would only clutter the output.
+    // Waves are drawn in nanoseconds: probes apply their changes on whole nanoseconds
+    // (ScheduledSignal). SystemC's notes about the unit and the rounding would only clutter.
     sc_core::sc_report_handler::set_actions("tracing timescale unit set", sc_core::SC_DO_NOTHING);
     sc_core::sc_report_handler::set_actions("current kernel time is not representable in VCD time units",
                                             sc_core::SC_DO_NOTHING);

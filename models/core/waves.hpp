@@ -48,14 +48,20 @@ class ScheduledSignal : public sc_core::sc_module {
     bool enabled() const { return on_; }
 
   protected:
-    // Schedules `e` for simulated time `at` (now if `at` is in the past).
+    // Schedules `e` for simulated time `at` (now if `at` is in the past), on the next whole
+    // nanosecond: the VCD is drawn in nanoseconds, and SystemC writes a change between two of
+    // them under a timestamp it already wrote, which breaks the format.
     void post(const Event& e, const sc_core::sc_time& at) {
         if (!on_) return;
-        pending_.emplace(at, e);
+        pending_.emplace(std::max(whole_ns(at), whole_ns(sc_core::sc_time_stamp())), e);
         notify_next();
     }
 
   private:
+    static sc_core::sc_time whole_ns(const sc_core::sc_time& t) {
+        const uint64_t ns = sc_core::sc_time(1, sc_core::SC_NS).value();
+        return sc_core::sc_time::from_value((t.value() + ns - 1) / ns * ns);
+    }
     void apply() {
         auto end = pending_.upper_bound(sc_core::sc_time_stamp());
         for (auto it = pending_.begin(); it != end; ++it) Fold::apply(state_, it->second);
