@@ -81,27 +81,36 @@ bool Hre::poll() {
     if (e.kind == HRE_KIND_RESPONSE) {
         responses_[e.tag] = {e.tag, e.node, e.result, e.status};
     } else {
+        // The payload stays in the receive buffer until released. The bridge allocated its
+        // piece contiguously from the running count, skipping the end of the buffer when the
+        // piece did not fit there.
         Request r;
         r.node = e.node;
         r.tag = e.tag;
         r.rpc_id = e.rpc_id;
         r.origin = e.origin;
-        r.payload.resize(e.length);
-        copy_out(ep_.window_va + ep_.layout.rx_offset() + e.rx_offset, r.payload.data(), e.length);
-        // Hand the space back: the bridge allocated it contiguously from the running count,
-        // skipping the end of the buffer when the piece did not fit there.
-        const uint32_t at_off = rx_consumed_ % ep_.layout.rx_bytes;
-        if (e.rx_offset != at_off) rx_consumed_ += ep_.layout.rx_bytes - at_off;
-        rx_consumed_ += e.length;
-        doorbell(HRE_DOORBELL_RX_HEAD, rx_consumed_);
+        r.length = e.length;
+        r.payload_va = ep_.window_va + ep_.layout.rx_offset() + e.rx_offset;
+        const uint32_t at_off = rx_allocated_ % ep_.layout.rx_bytes;
+        if (e.rx_offset != at_off) rx_allocated_ += ep_.layout.rx_bytes - at_off;
+        rx_allocated_ += e.length;
+        r.piece = next_piece_++;
+        pieces_.push_back({r.piece, rx_allocated_, false});
         requests_.push_back(std::move(r));
     }
     return true;
 }
 
 Hre::Response Hre::wait(uint16_t tag) {
+    while (true) {
+        if (auto r = try_wait(tag)) return *r;
+        idle();
+    }
+}
+
+std::optional<Hre::Response> Hre::try_wait(uint16_t tag) {
     while (!responses_.count(tag))
-        if (!poll()) cpu_.compute_ns(cfg_.poll_gap_ns);
+        if (!poll()) return std::nullopt;
     Response r = responses_.at(tag);
     responses_.erase(tag);
     return r;
@@ -111,20 +120,78 @@ Hre::Response Hre::call(uint8_t node, uint16_t rpc_id, const void* payload, uint
     return wait(send(node, rpc_id, payload, bytes));
 }
 
-std::optional<Hre::Request> Hre::try_receive() {
-    while (requests_.empty())
+std::optional<Hre::Request> Hre::take(std::optional<uint16_t> rpc_id) {
+    auto match = [&](const Request& r) { return !rpc_id || r.rpc_id == *rpc_id; };
+    auto it = std::find_if(requests_.begin(), requests_.end(), match);
+    while (it == requests_.end()) {
+        const size_t before = requests_.size();
         if (!poll()) return std::nullopt;
-    Request r = std::move(requests_.front());
-    requests_.pop_front();
+        if (requests_.size() > before && match(requests_.back())) it = std::prev(requests_.end());
+    }
+    Request r = std::move(*it);
+    requests_.erase(it);
+    return r;
+}
+
+std::optional<Hre::Request> Hre::try_receive() {
+    std::optional<Request> r = take(std::nullopt);
+    if (r) {
+        r->payload.resize(r->length);
+        copy_payload(*r, 0, r->payload.data(), r->length);
+        release(*r);
+        r->payload_va = r->piece = 0;
+    }
     return r;
 }
 
 Hre::Request Hre::receive() {
     while (true) {
         if (auto r = try_receive()) return *r;
-        cpu_.compute_ns(cfg_.poll_gap_ns);
+        idle();
     }
 }
+
+std::optional<Hre::Request> Hre::try_receive_in_place(std::optional<uint16_t> rpc_id) {
+    return take(rpc_id);
+}
+
+Hre::Request Hre::receive_in_place(std::optional<uint16_t> rpc_id) {
+    while (true) {
+        if (auto r = take(rpc_id)) return *r;
+        idle();
+    }
+}
+
+void Hre::copy_payload(const Request& r, uint32_t offset, void* dst, uint32_t bytes) {
+    const bool held = std::any_of(pieces_.begin(), pieces_.end(),
+                                  [&](const Piece& p) { return p.id == r.piece && !p.released; });
+    if (!held || offset > r.length || bytes > r.length - offset)
+        throw host::HostFault(
+            "HRE " + std::to_string(ep_.hre) + ": bytes " + std::to_string(offset) + ".." +
+            std::to_string(offset + bytes) + " of a request payload " +
+            (held ? "of " + std::to_string(r.length) + " B" : "no longer in the receive buffer"));
+    if (bytes) copy_out(r.payload_va + offset, static_cast<uint8_t*>(dst), bytes);
+}
+
+void Hre::release(const Request& r) {
+    if (r.piece == 0) return;  // copied out: its space went back when it was received
+    auto it = std::find_if(pieces_.begin(), pieces_.end(),
+                           [&](const Piece& p) { return p.id == r.piece; });
+    if (it == pieces_.end() || it->released)
+        throw host::HostFault("HRE " + std::to_string(ep_.hre) +
+                              ": release of a receive-buffer piece it does not hold (tag " +
+                              std::to_string(r.tag) + ", released twice?)");
+    it->released = true;
+    // The RX head is a running count: it passes only the leading released pieces.
+    const uint32_t before = rx_consumed_;
+    while (!pieces_.empty() && pieces_.front().released) {
+        rx_consumed_ = pieces_.front().end;
+        pieces_.pop_front();
+    }
+    if (rx_consumed_ != before) doorbell(HRE_DOORBELL_RX_HEAD, rx_consumed_);
+}
+
+void Hre::idle() { cpu_.compute_ns(cfg_.poll_gap_ns); }
 
 void Hre::respond(const Request& r, uint32_t result) {
     hre_sq_entry e{};

@@ -11,6 +11,13 @@
 // read again (one MMIO round trip). Completions are found by polling the completion queue's
 // phase bits; responses to other tags and SPU requests found while waiting are kept for their
 // own wait.
+//
+// SPU requests' payloads arrive in the HRE's receive buffer. `receive` copies a payload out
+// through the host core's loads and hands its space back at once; `receive_in_place` leaves it
+// where the bridge put it (`payload_va`), as a driver handing the buffer on instead of copying
+// would, and the caller hands the space back with `release`. The bridge allocates the buffer as
+// a running count, so the RX head can only pass pieces in order: releases may come in any order,
+// and the head advances over every leading released piece.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +48,12 @@ class Hre {
         uint8_t node = 0;
         uint16_t tag = 0, rpc_id = 0;
         uint32_t origin = 0;
-        std::vector<uint8_t> payload;
+        uint32_t length = 0;           // payload bytes
+        std::vector<uint8_t> payload;  // receive(): the payload; receive_in_place(): empty
+        // receive_in_place(): where the payload lies in the receive buffer until release();
+        // `piece` names its space there (0: already handed back).
+        uint64_t payload_va = 0;
+        uint64_t piece = 0;
     };
     Hre(host::HostCore& cpu, const HreEndpoint& endpoint, HreConfig cfg = HreConfig());
 
@@ -52,6 +64,13 @@ class Hre {
     uint16_t send(uint8_t node, uint16_t rpc_id, const void* payload, uint32_t bytes);
     // Waits for the response to `tag`.
     Response wait(uint16_t tag);
+    // The response to `tag` if it has come (polls what the completion queue holds).
+    std::optional<Response> try_wait(uint16_t tag);
+    // For callers with their own polling loop over many RPCs: takes one new completion entry,
+    // if any (false: none); has_response() then tells, without touching the queue, whether
+    // try_wait(tag) will return at once.
+    bool poll();
+    bool has_response(uint16_t tag) const { return responses_.count(tag) != 0; }
     // send + wait.
     Response call(uint8_t node, uint16_t rpc_id, const void* payload, uint32_t bytes);
 
@@ -59,11 +78,24 @@ class Hre {
     // receive-buffer space returned.
     Request receive();
     std::optional<Request> try_receive();
+    // The next request (with RPC ID `rpc_id` when one is given; the others stay for their own
+    // receive), its payload left in the receive buffer at payload_va: copy_payload() reads it,
+    // release() hands its space back (until then the bridge cannot reuse it).
+    Request receive_in_place(std::optional<uint16_t> rpc_id = std::nullopt);
+    std::optional<Request> try_receive_in_place(std::optional<uint16_t> rpc_id = std::nullopt);
+    // `bytes` of an in-place request's payload from `offset`, through the host core's loads.
+    // Throws HostFault outside the payload or after release().
+    void copy_payload(const Request& r, uint32_t offset, void* dst, uint32_t bytes);
+    // Hands an in-place request's receive-buffer space back (a no-op for a copied one). Throws
+    // HostFault for a piece this HRE does not hold (released twice).
+    void release(const Request& r);
     // Answers an SPU's request (RPCSendResponse).
     void respond(const Request& r, uint32_t result);
+    // The pause between two empty polls, for callers with their own polling loop.
+    void idle();
 
   private:
-    bool poll();  // takes one new completion entry, if any
+    std::optional<Request> take(std::optional<uint16_t> rpc_id);  // polls until one matches
     void submit(const void* entry);
     void doorbell(uint32_t offset, uint32_t value);
     void copy_out(uint64_t va, uint8_t* dst, uint32_t bytes);
@@ -74,7 +106,15 @@ class Hre {
     HreConfig cfg_;
     uint32_t sq_tail_ = 0, sq_head_ = 0, cq_head_ = 0;
     uint16_t phase_ = 1, next_tag_ = 0;
-    uint32_t rx_consumed_ = 0;  // running count of receive-buffer bytes handed back
+    struct Piece {  // a request's space in the receive buffer, in allocation order
+        uint64_t id;
+        uint32_t end;  // the running count just past it
+        bool released;
+    };
+    uint32_t rx_allocated_ = 0;  // running count of receive-buffer bytes the bridge handed out
+    uint32_t rx_consumed_ = 0;   // running count of receive-buffer bytes handed back
+    uint64_t next_piece_ = 1;
+    std::deque<Piece> pieces_;
     std::map<uint16_t, Response> responses_;
     std::deque<Request> requests_;
 };

@@ -19,14 +19,16 @@
 #include "sw/host/hre.hpp"
 #include "sw/host/willow_apps.hpp"
 #include "sw/host/willow_driver.hpp"
+#include "tests/platform/willow_machine.hpp"
 
 namespace canopy::platform {
 namespace {
 
 #ifdef CANOPY_FIRMWARE_DIR
-std::string firmware(const std::string& name) {
-    return std::string(CANOPY_FIRMWARE_DIR) + "/" + name + ".elf";
-}
+using willow_test::firmware;
+using willow_test::pattern;
+using willow_test::refusal;
+using willow_test::wait_for;
 
 constexpr uint32_t kStoreApp = 1, kRogueApp = 2;    // app ids the host kernel gives them
 constexpr uint32_t kStoreSlot = 0, kRogueSlot = 1;  // the slots they are linked for
@@ -45,12 +47,6 @@ uint32_t checksum(const std::vector<uint8_t>& p) {  // store.c's
     return s;
 }
 
-std::vector<uint8_t> pattern(size_t n, unsigned seed) {
-    std::vector<uint8_t> v(n);
-    for (size_t i = 0; i < n; ++i) v[i] = uint8_t(i * seed + 1);
-    return v;
-}
-
 // Little-endian words, then raw bytes: the apps' payloads.
 std::vector<uint8_t> payload(std::vector<uint32_t> words, const std::vector<uint8_t>& tail = {}) {
     std::vector<uint8_t> b(words.size() * 4);
@@ -67,42 +63,11 @@ uint32_t call(sw::Hre& hre, unsigned spu, uint32_t app, uint8_t handler,
     return r.result;
 }
 
-// The message of the HostFault `f` throws ("" when none).
-template <class F>
-std::string refusal(F f) {
-    try {
-        f();
-    } catch (const host::HostFault& e) {
-        return e.what();
-    }
-    return "";
-}
-
-void wait_for(host::HostCore& cpu, const bool& flag) {
-    while (!flag) cpu.compute_ns(1000);
-}
-
-struct SsdMachine {
-    PlatformConfig cfg;
-    core::Services services;
-    std::unique_ptr<Platform> platform;
-    explicit SsdMachine(unsigned spus) {
-        cfg.nand.geometry.channels = 1;
-        cfg.nand.geometry.dies_per_channel = 1;
-        cfg.nand.geometry.blocks_per_plane = 16;
-        cfg.ssd.spus = spus;
-        cfg.ssd.firmware = firmware("spu_os");
-        platform = std::make_unique<Platform>(cfg, services);
-    }
-    Willow& ssd() { return platform->device.ssd; }
+struct SsdMachine : willow_test::WillowMachine {
+    using WillowMachine::WillowMachine;
     // The user's extent: in SPU `spu`'s local bank.
     uint32_t extent(unsigned spu) {
         return uint32_t(spu * ssd().dram.bank_bytes() + kExtentOffset);
-    }
-    std::vector<uint8_t> nvm(uint32_t addr, size_t n) {
-        std::vector<uint8_t> b(n);
-        ssd().dram.read(addr, b.data(), n);
-        return b;
     }
 };
 

@@ -1,0 +1,49 @@
+/* The RPCs of the block I/O SSD Apps (Willow Section 4.1 "Base-IO", 4.2 "Direct-IO"): Base-IO,
+ * the block device the host kernel's file system stores on, and Direct-IO, the same transfers
+ * offered to user processes through their own HREs (OS bypass) and checked by SPU-OS's
+ * permission table. Both are built from apps/block_io.c; they differ in who may call them:
+ * Base-IO answers only the host kernel's HREs (high bits 0), Direct-IO anyone, since SPU-OS
+ * checks every NVM transfer against the originating process's permissions. Addresses are SSD
+ * memory addresses (bank i, SPU i's, at i x bank size). Striping: device offset o lives on SPU
+ * (o / STRIPE) % spus at row o / (STRIPE x spus) of its bank, so a contiguous device range is
+ * contiguous in every bank it touches (one permission entry per SPU). Plain C with fixed-width
+ * fields, included by the rv32 apps and by the host library (sw/host/block_io). */
+#ifndef CANOPY_BLOCK_IO_ABI_H
+#define CANOPY_BLOCK_IO_ABI_H
+
+#include <stdint.h>
+
+#define BLOCK_IO_STRIPE_BYTES 0x2000u /* 8 KiB striping across SPUs [Willow 4.1] */
+#define BLOCK_IO_MAX_BYTES 0x2000u    /* the most one READ or WRITE moves: one stripe unit */
+
+/* Handlers (RPC ID = app << 8 | handler). */
+/* READ {addr, bytes, cookie} -> a DATA request to the originating HRE, then the response:
+ * BLOCK_IO_OK once the host took the data. */
+#define BLOCK_IO_READ 0
+/* WRITE {addr, bytes} + bytes of data -> stored; the response. */
+#define BLOCK_IO_WRITE 1
+
+/* The request a READ sends to its originating HRE (through the READ's sender, the bridge),
+ * payload struct block_io_data + bytes. The host answers it 0 once it has the data (any other
+ * answer becomes the READ's result). A READ whose transfer is refused sends no DATA at all: the
+ * open request is aborted and the READ answers the error. */
+#define BLOCK_IO_DATA 0x80
+
+struct block_io_read_args {
+    uint32_t addr, bytes, cookie;
+};
+struct block_io_write_args {
+    uint32_t addr, bytes;
+};
+struct block_io_data {
+    uint32_t cookie, addr, bytes;
+};
+
+/* Results besides SPU-OS's (SPU_OS_E_PERMISSION for a transfer the table does not allow,
+ * SPU_OS_E_KERNEL_ONLY for Base-IO called by a user HRE, SPU_OS_E_DROPPED when the host had
+ * no room for the data). */
+#define BLOCK_IO_OK 0u
+/* BLOCK_IO_E_LENGTH: 0 bytes, more than BLOCK_IO_MAX_BYTES, or a payload of another length. */
+#define BLOCK_IO_E_LENGTH 0x200u
+
+#endif
