@@ -46,7 +46,8 @@ std::string spu_os_result_name(uint32_t r) {
         {SPU_OS_E_NETWORK, "SPU_OS_E_NETWORK"},
         {SPU_OS_E_DMA, "SPU_OS_E_DMA"},
         {SPU_OS_E_NO_CALL, "SPU_OS_E_NO_CALL"},
-        {SPU_OS_E_UNKNOWN_SYSCALL, "SPU_OS_E_UNKNOWN_SYSCALL"}};
+        {SPU_OS_E_UNKNOWN_SYSCALL, "SPU_OS_E_UNKNOWN_SYSCALL"},
+        {SPU_OS_E_DROPPED, "SPU_OS_E_DROPPED"}};
     const auto it = names.find(r);
     return hex(r) + (it != names.end() ? std::string(" (") + it->second + ")" : "");
 }

@@ -1,7 +1,7 @@
 /* A test SSD App exercising SPU-OS's RPC interface (Willow Section 3.1 "RPC interface", Figure
  * 3's read handler): echo, NVM write and read through the permission check, a bad pointer, a
  * handler that forgets to respond, the dispatch cost, a synchronous RPC to another SPU, and a call
- * into another app. Handlers respond with a result the host test checks. */
+ * into another app, a slow handler. Handlers respond with a result the host test checks. */
 #include "spu_app.h"
 
 #define BUF 256
@@ -99,5 +99,18 @@ static void ask_host(const struct spu_rpc_header* h) {
     rpc_send_response(r ? r : rpc_wait_response() + 1);
 }
 
+/* 10: {cycles}: busy for that many cycles with its request still in the network interface's
+ * receive buffer (a slow handler, so that requests behind it find the buffer full), then the
+ * checksum of the first 256 B of its payload after the argument. */
+static void slow_echo(const struct spu_rpc_header* h) {
+    uint32_t r = rpc_receive_bytes(args, 4);
+    const uint32_t start = spu_rdcycle();
+    while (!r && spu_rdcycle() - start < args[0]) {
+    }
+    const uint32_t n = h->length - 4 < BUF ? h->length - 4 : BUF;
+    if (!r) r = rpc_receive_bytes(buf, n);
+    rpc_send_response(r ? r : checksum(buf, n));
+}
+
 SPU_APP(SPU_HANDLERS(echo, store, load, bad_pointer, forgetful, dispatch_cost, forward, call, hello,
-                     ask_host));
+                     ask_host, slow_echo));
