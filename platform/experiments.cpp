@@ -11,6 +11,7 @@
 #include "platform/ccix_experiments.hpp"
 #include "platform/nand_experiments.hpp"
 #include "platform/pcie_experiments.hpp"
+#include "platform/willow_io.hpp"
 
 namespace canopy::platform {
 
@@ -58,6 +59,11 @@ const std::vector<Experiment>& experiments() {
          "CCIX-vs-PCIe paper Sec. V (neoDBMS): host and device lock record versions in a shared "
          "lock table in pinned huge-page host memory under rising contention; no double grants",
          lock_table},
+        {"willow-io",
+         "Willow Sec. 4.1-4.2 (Figures 4-5): Base-IO bandwidth as a share of PCIe 1.1 x8 and "
+         "4 KiB read IOPS, Direct-IO against Base-IO through the host file system (512 B reads "
+         "and writes, 4 KiB read latency), and the 4 KiB read's time per part",
+         willow_io},
     };
     return list;
 }

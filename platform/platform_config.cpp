@@ -16,6 +16,18 @@ void ScenarioConfig::describe(core::Params& p) {
     p.choice("host_program", host_program, {"dma-check", "none"},
              "host program run beside the flash scenario on host.core0");
     p("dma_bytes", dma_bytes, "B", "dma-check: bytes copied host -> device -> host", 8, 2u << 20);
+    p("willow", willow,
+      "boot SPU-OS on every SPU, install Base-IO and Direct-IO, run file I/O through both")(
+        "firmware_dir", firmware_dir,
+        "the SPU firmware ELFs (spu_os.elf, app_*.elf); default: the build's");
+}
+
+std::string ScenarioConfig::default_firmware_dir() {
+#ifdef CANOPY_DEFAULT_FIRMWARE_DIR
+    return CANOPY_DEFAULT_FIRMWARE_DIR;
+#else
+    return "";
+#endif
 }
 
 void PlatformConfig::describe(core::Params& p) {

@@ -33,6 +33,11 @@ struct ScenarioConfig {
     double one_density = 0.97;  // probability of a 1 bit in an operand
     std::string host_program = "dma-check";  // run beside it on host.core0: dma-check or none
     uint32_t dma_bytes = 64 * 1024;          // dma-check's buffer
+    // Willow beside it: SPU-OS boots on every SPU, the host kernel installs Base-IO and
+    // Direct-IO, and a user program does file I/O through both (platform/willow_scenario).
+    bool willow = true;
+    std::string firmware_dir = default_firmware_dir();  // the SPU ELFs ("": not built)
+    static std::string default_firmware_dir();
     void describe(core::Params& p);
 };
 

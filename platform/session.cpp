@@ -12,6 +12,7 @@
 #include "platform/host_scenario.hpp"
 #include "platform/platform.hpp"
 #include "platform/version.hpp"
+#include "platform/willow_scenario.hpp"
 
 namespace canopy::platform {
 
@@ -74,21 +75,34 @@ int run_session(const RunOptions& opt) {
     std::vector<FlashOp> ops =
         opt.script.empty() ? build_fc_demo(cfg) : parse_flash_script(opt.script, cfg.nand.geometry);
 
+    if (!opt.script.empty()) {  // a script runs alone
+        cfg.scenario.host_program = "none";
+        cfg.scenario.willow = false;
+    }
+    std::string willow_skipped;
+    if (cfg.scenario.willow && !WillowScenario::prepare(cfg, willow_skipped))
+        cfg.scenario.willow = false;
+
     core::Services services;
     services.seed = cfg.sim.seed;
     SessionOutputs outputs(opt, services);
 
     Platform platform(cfg, services);
     platform.player.load(std::move(ops), opt.script);
-    if (!opt.script.empty()) cfg.scenario.host_program = "none";  // a script runs alone
     HostScenario host(cfg, platform);
+    std::unique_ptr<WillowScenario> willow;
+    if (cfg.scenario.willow) willow = std::make_unique<WillowScenario>(cfg, platform);
     outputs.simulate();
 
     if (opt.script.empty())
         report_fc_demo(cfg, platform.player, services.stats, std::cout);
     else
         platform.player.print_report(std::cout);
-    const bool host_ok = host.report(std::cout, services.stats);
+    bool host_ok = host.report(std::cout, services.stats);
+    if (willow)
+        host_ok = willow->report(std::cout, services.stats) && host_ok;
+    else if (!willow_skipped.empty())
+        std::cout << "Willow: skipped: " << willow_skipped << "\n";
     for (const auto& f : platform.player.failures()) std::cerr << "canopy: " << f << "\n";
 
     core::Json header = {{"canopy", kVersion},

@@ -47,9 +47,11 @@ TEST(HostProgram, DmaCheckWithVirtualAddressesTranslatesByAts) {
 TEST(HostProgram, AFaultingProgramIsReportedAndFailsTheRun) {
     const std::string dir = scratch("dma-fault");
     // 4 MiB of host memory cannot give two aligned 2 MiB huge pages besides the page tables.
-    canopy_test::Run r = run_canopy(
-        std::string("run --out ") + dir + " " + kSmall + " --set host.memory.size_bytes=4194304",
-        dir);
+    // (Willow's host programs need more than that: off.)
+    canopy_test::Run r =
+        run_canopy(std::string("run --out ") + dir + " " + kSmall +
+                       " --set host.memory.size_bytes=4194304 --set scenario.willow=false",
+                   dir);
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_NE(r.out.find("FAULT: host.core0: mmap"), std::string::npos) << r.out;
 }

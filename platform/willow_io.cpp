@@ -1,0 +1,250 @@
+// The willow-io experiment (Willow Sections 4.1-4.2, Figures 4-5; CALIBRATION.md "Willow"): the
+// whole platform with the prototype's PCIe 1.1 x8 link, eight SPUs booting SPU-OS, the Base-IO
+// and Direct-IO apps installed by the host kernel (platform/willow_stack). Each configuration
+// runs in a child process (run_isolated): SystemC elaborates once per process.
+//  - Base-IO bandwidth: three kernel threads stream through the block device (8 KiB RPCs, 16 in
+//    flight each), writes then reads, as a fraction of the link's bandwidth each way.
+//  - Small reads: 4 KiB Base-IO reads, 16 in flight per thread: IOPS.
+//  - Direct-IO against Base-IO through the file system: one thread, one access at a time, 512 B
+//    reads and writes (throughput = 1 / latency) and the 4 KiB read latency.
+//  - The 4 KiB read's time per part (host, PCIe, ring, SPU software, storage) for both paths:
+//    each part's busy time during the reads, the host's part what remains of the latency.
+#include "platform/willow_io.hpp"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "platform/isolated.hpp"
+#include "platform/willow_stack.hpp"
+
+namespace canopy::platform {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kKiB = 1024, kMiB = 1024 * 1024;
+constexpr unsigned kThreads = 3;  // host cores 1..3 (core 0 runs the kernel's notice thread)
+
+std::string firmware_dir() {
+#ifdef CANOPY_DEFAULT_FIRMWARE_DIR
+    return CANOPY_DEFAULT_FIRMWARE_DIR;
+#else
+    throw std::runtime_error("willow-io needs the SPU firmware (build it with the rv32 toolchain)");
+#endif
+}
+
+double now_ns(host::HostCore& cpu) { return cpu.now().to_seconds() * 1e9; }
+
+// The platform of Willow's prototype [Willow 3.2]: PCIe 1.1 x8 (2 GB/s each way), 8 SPUs.
+struct IoMachine {
+    PlatformConfig cfg;
+    core::Services services;
+    std::unique_ptr<Platform> platform;
+    std::unique_ptr<WillowStack> stack;
+    IoMachine() {
+        cfg.pcie.generation = 1;
+        cfg.pcie.lanes = 8;
+        cfg.nand.geometry.channels = 1;  // the NAND array plays no part here
+        cfg.nand.geometry.dies_per_channel = 1;
+        cfg.nand.geometry.blocks_per_plane = 16;
+        cfg.ssd.spus = 8;
+        cfg.ssd.firmware = firmware_dir() + "/spu_os.elf";
+        platform = std::make_unique<Platform>(cfg, services);
+        WillowStackConfig sc;
+        sc.firmware_dir = firmware_dir();
+        stack = std::make_unique<WillowStack>(*platform, sc);
+        stack->start_kernel(0);
+    }
+    // Bytes per ns (GB/s) one direction of the link carries, encoding included.
+    double link_gbps() const { return 1.0 / cfg.pcie.ns_per_byte(); }
+    double stat(const std::string& module, const std::string& name) const {
+        const core::Stat* s = services.stats.find(module, name);
+        if (auto* c = dynamic_cast<const core::Counter*>(s)) return double(c->value());
+        if (auto* o = dynamic_cast<const core::Occupancy*>(s)) return o->busy_ns();
+        throw std::runtime_error("willow-io: no statistic " + module + "." + name);
+    }
+};
+
+// Host programs meeting between phases.
+struct Barrier {
+    unsigned parties, arrived = 0, generation = 0;
+    void wait(host::HostCore& cpu) {
+        const unsigned g = generation;
+        if (++arrived == parties) {
+            arrived = 0;
+            ++generation;
+            return;
+        }
+        while (generation == g) cpu.compute_ns(100);
+    }
+};
+
+// Phase spans: the earliest start and the latest end over the threads.
+struct Span {
+    double start = 1e300, end = 0;
+    void add(double s, double e) { start = std::min(start, s), end = std::max(end, e); }
+    double ns() const { return end - start; }
+};
+
+json bandwidth_run(bool quick) {
+    IoMachine m;
+    const uint64_t per_thread = (quick ? 1 : 4) * kMiB;
+    const uint64_t small_reads = quick ? 256 : 1024;  // per thread
+    Barrier barrier{kThreads};
+    Span write, read, small;
+    unsigned finished = 0, running = 0;
+    for (unsigned t = 0; t < kThreads; ++t) {
+        auto& proc = m.platform->host.kernel.create_process("io" + std::to_string(t));
+        m.platform->host.cores[1 + t]->run(proc, [&, t](host::HostCore& cpu) {
+            const WillowStack::User user(*m.stack, running);
+            m.stack->wait_ready(cpu);
+            sw::BlockIo& io = *m.stack->kernel.on(cpu).base_io;
+            const uint64_t base = (t + 1) * 64 * kMiB;  // clear of the file system's blocks
+            std::vector<uint8_t> data(per_thread);
+            for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 7 + t);
+            barrier.wait(cpu);
+            double t0 = now_ns(cpu);
+            io.write(base, data.data(), per_thread);
+            write.add(t0, now_ns(cpu));
+            barrier.wait(cpu);
+            uint64_t got = 0;
+            t0 = now_ns(cpu);
+            io.read_in_place(base, per_thread, [&](uint64_t, uint64_t, uint32_t n) { got += n; });
+            read.add(t0, now_ns(cpu));
+            if (got != per_thread) throw std::runtime_error("willow-io: short Base-IO read");
+            barrier.wait(cpu);
+            sw::BlockIoConfig qd;
+            qd.max_piece_bytes = 4 * kKiB;  // one RPC per 4 KiB page, 16 in flight
+            sw::BlockIo pages(io.hre(), m.stack->cfg.base_io_app, io.geometry(), qd);
+            t0 = now_ns(cpu);
+            pages.read_in_place(base, small_reads * 4 * kKiB, [](uint64_t, uint64_t, uint32_t) {});
+            small.add(t0, now_ns(cpu));
+            ++finished;
+        });
+    }
+    sc_core::sc_start();
+    if (finished != kThreads)
+        throw std::runtime_error("willow-io: " + m.platform->host.first_fault());
+    const double bytes = double(per_thread) * kThreads;
+    return {{"write_gbps", bytes / write.ns()},
+            {"read_gbps", bytes / read.ns()},
+            {"small_iops", double(small_reads * kThreads) / small.ns() * 1e9},
+            {"link_gbps", m.link_gbps()}};
+}
+
+// One thread, one access at a time: mean latencies through the file system and Direct-IO, and
+// the busy time of each part of the machine during the 4 KiB reads.
+json latency_run(bool quick) {
+    IoMachine m;
+    const unsigned n = quick ? 16 : 64;
+    const uint64_t file_bytes = 1 * kMiB;
+    json out;
+    bool done = false;
+    auto& proc = m.platform->host.kernel.create_process("user");
+    const uint32_t pid = proc.pid;
+    Willow& ssd = m.platform->device.ssd;
+    const std::string ring = ssd.ring.name(), dram = ssd.dram.name(),
+                      link = m.platform->link.name();
+    // The parts' busy time (ns) and the SPUs' instructions so far.
+    auto parts = [&] {
+        double spu_insns = 0;
+        for (const auto& s : ssd.spus) spu_insns += double(s->core.instret());
+        double storage = 0, wire = 0;
+        for (uint32_t b = 0; b < m.cfg.ssd.dram.banks; ++b)
+            storage += m.stat(dram, "bank" + std::to_string(b));
+        for (const std::string d : {".downstream", ".upstream"})
+            wire += m.stat(link + d, "tlp_bytes") + m.stat(link + d, "dllp_bytes");
+        return json{{"ring", m.stat(ring, "busy")},
+                    {"storage", storage},
+                    {"spu_ns", spu_insns * 1e3 / m.cfg.ssd.spu.core.clock_mhz},
+                    {"pcie_ns", wire * m.cfg.pcie.ns_per_byte()}};
+    };
+    m.platform->host.cores[1]->run(proc, [&](host::HostCore& cpu) {
+        unsigned running = 0;
+        const WillowStack::User user(*m.stack, running);
+        m.stack->wait_ready(cpu);
+        m.stack->fs.create(cpu, "/data", file_bytes, pid, 0600);
+        std::vector<uint8_t> buf(4 * kKiB, 0x5a);
+        auto mean = [&](auto&& op) {
+            const double t0 = now_ns(cpu);
+            for (unsigned i = 0; i < n; ++i) op(uint64_t(i) * 8 * kKiB % file_bytes);
+            return (now_ns(cpu) - t0) / n;
+        };
+        auto breakdown = [&](auto&& op) {
+            const json before = parts();
+            const double lat = mean(op);
+            const json after = parts();
+            json b = {{"latency", lat}};
+            double device = 0;
+            for (const char* k : {"ring", "storage", "spu_ns", "pcie_ns"}) {
+                const double v = (double(after[k]) - double(before[k])) / n;
+                b[k] = v;
+                device += v;
+            }
+            b["host"] = lat - device;
+            return b;
+        };
+        const int fd = m.stack->fs.open(cpu, "/data", O_RDWR);
+        auto& fs = m.stack->fs;
+        out["fs_read_512"] = mean([&](uint64_t at) { fs.pread(cpu, fd, buf.data(), 512, at); });
+        out["fs_write_512"] = mean([&](uint64_t at) { fs.pwrite(cpu, fd, buf.data(), 512, at); });
+        out["fs_read_4k"] =
+            breakdown([&](uint64_t at) { fs.pread(cpu, fd, buf.data(), 4 * kKiB, at); });
+        fs.close(cpu, fd);
+        auto dio = m.stack->direct_io(cpu);
+        const int dfd = dio->open("/data", O_RDWR);
+        out["dio_read_512"] = mean([&](uint64_t at) { dio->pread(dfd, buf.data(), 512, at); });
+        out["dio_write_512"] = mean([&](uint64_t at) { dio->pwrite(dfd, buf.data(), 512, at); });
+        out["dio_read_4k"] =
+            breakdown([&](uint64_t at) { dio->pread(dfd, buf.data(), 4 * kKiB, at); });
+        dio->close(dfd);
+        done = true;
+    });
+    sc_core::sc_start();
+    if (!done) throw std::runtime_error("willow-io: " + m.platform->host.first_fault());
+    return out;
+}
+
+}  // namespace
+
+std::vector<ExpRow> willow_io(bool quick) {
+    const json bw = run_isolated([&] { return bandwidth_run(quick); });
+    const json lat = run_isolated([&] { return latency_run(quick); });
+    const double link = bw["link_gbps"];
+    std::vector<ExpRow> rows = {
+        {"W.1", "Base-IO read bandwidth / PCIe bandwidth", double(bw["read_gbps"]) / link, 0.78,
+         "x"},
+        {"W.2", "Base-IO write bandwidth / PCIe bandwidth", double(bw["write_gbps"]) / link, 0.73,
+         "x"},
+        {"W.3", "Base-IO 4 KiB reads (3 threads x 16 in flight)", double(bw["small_iops"]) / 1e3,
+         388, "K IOPS"},
+        {"W.4", "Direct-IO / Base-IO (file system) 512 B read throughput",
+         double(lat["fs_read_512"]) / double(lat["dio_read_512"]), 1.66, "x"},
+        {"W.5", "Direct-IO / Base-IO (file system) 512 B write throughput",
+         double(lat["fs_write_512"]) / double(lat["dio_write_512"]), 8.0, "x"},
+        {"W.6", "Direct-IO / Base-IO (file system) 4 KiB read latency",
+         double(lat["dio_read_4k"]["latency"]) / double(lat["fs_read_4k"]["latency"]), 0.65, "x"},
+        {"W.7", "Base-IO read bandwidth", double(bw["read_gbps"]), 0, "GB/s"},
+        {"W.8", "Base-IO write bandwidth", double(bw["write_gbps"]), 0, "GB/s"},
+        {"W.9", "PCIe 1.1 x8 bandwidth, one way", link, 2.0, "GB/s"},
+    };
+    int id = 10;
+    for (const char* path : {"fs_read_4k", "dio_read_4k"}) {
+        const json& b = lat[path];
+        const std::string who = path[0] == 'f' ? "Base-IO (file system)" : "Direct-IO";
+        auto add = [&](const char* key, const std::string& part) {
+            rows.push_back({"W." + std::to_string(id++), who + " 4 KiB read: " + part,
+                            double(b[key]), 0, "ns"});
+        };
+        add("latency", "latency");
+        add("host", "host (what the other parts leave)");
+        add("pcie_ns", "PCIe (wire time of the TLPs)");
+        add("ring", "ring (busy)");
+        add("spu_ns", "SPU software (instructions at 125 MHz)");
+        add("storage", "storage (bank busy)");
+    }
+    return rows;
+}
+
+}  // namespace canopy::platform

@@ -1,0 +1,115 @@
+#include "platform/willow_scenario.hpp"
+
+#include <fcntl.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace canopy::platform {
+
+namespace {
+constexpr unsigned kKernelCore = 1, kUserCore = 2;
+constexpr uint64_t kFileBytes = 64 * 1024, kPage = 4096;
+}  // namespace
+
+bool WillowScenario::prepare(PlatformConfig& cfg, std::string& why) {
+    const std::string os = cfg.scenario.firmware_dir + "/spu_os.elf";
+    if (cfg.scenario.firmware_dir.empty() || !std::filesystem::exists(os)) {
+        why = cfg.scenario.firmware_dir.empty()
+                  ? "the SPU firmware was not built (no rv32 cross compiler)"
+                  : os + " does not exist";
+        return false;
+    }
+    if (cfg.host.cores <= kUserCore) {
+        why = "it needs host.cores >= " + std::to_string(kUserCore + 1);
+        return false;
+    }
+    if (cfg.ssd.firmware.empty()) cfg.ssd.firmware = os;
+    return true;
+}
+
+WillowScenario::WillowScenario(const PlatformConfig& cfg, Platform& platform)
+    : platform_(platform) {
+    WillowStackConfig sc;
+    sc.firmware_dir = cfg.scenario.firmware_dir;
+    stack_ = std::make_unique<WillowStack>(platform, sc);
+    stack_->start_kernel(kKernelCore);
+    auto& proc = platform.host.kernel.create_process("willow-user");
+    platform.host.cores[kUserCore]->run(proc, [this, pid = proc.pid](host::HostCore& cpu) {
+        WillowStack& s = *stack_;
+        unsigned users = 0;
+        const WillowStack::User user(s, users);
+        s.wait_ready(cpu);
+        s.fs.create(cpu, "/a", kFileBytes, pid, 0600);
+        s.fs.create(cpu, "/b", kFileBytes, pid, 0600);
+        std::vector<uint8_t> data(kFileBytes), back(kFileBytes);
+        for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 13 + i / 251);
+        auto dio = s.direct_io(cpu);
+        Result& r = result_;
+        auto timed = [&](double& per_page, auto&& op) {
+            const double t0 = cpu.now().to_seconds() * 1e9;
+            for (uint64_t at = 0; at < kFileBytes; at += kPage) op(at);
+            per_page = (cpu.now().to_seconds() * 1e9 - t0) / double(kFileBytes / kPage);
+        };
+        auto compare = [&] {
+            for (size_t i = 0; i < data.size(); ++i) r.wrong_bytes += data[i] != back[i];
+            r.bytes += data.size();
+        };
+        // File system writes, Direct-IO reads.
+        const int fa = s.fs.open(cpu, "/a", O_RDWR);
+        timed(r.fs_write_ns, [&](uint64_t at) { s.fs.pwrite(cpu, fa, &data[at], kPage, at); });
+        s.fs.close(cpu, fa);
+        const int da = dio->open("/a", O_RDONLY);
+        timed(r.dio_read_ns, [&](uint64_t at) { dio->pread(da, &back[at], kPage, at); });
+        dio->close(da);
+        compare();
+        // Direct-IO writes, file system reads.
+        for (auto& b : data) b = uint8_t(~b);
+        const int db = dio->open("/b", O_RDWR);
+        timed(r.dio_write_ns, [&](uint64_t at) { dio->pwrite(db, &data[at], kPage, at); });
+        dio->close(db);
+        const int fb = s.fs.open(cpu, "/b", O_RDONLY);
+        timed(r.fs_read_ns, [&](uint64_t at) { s.fs.pread(cpu, fb, &back[at], kPage, at); });
+        s.fs.close(cpu, fb);
+        compare();
+        r.ran = true;
+    });
+}
+
+bool WillowScenario::report(std::ostream& out, core::StatsRegistry& stats) const {
+    const std::string m = "scenario.willow";
+    out << "Willow: SPU-OS on " << platform_.device.ssd.spus.size()
+        << " SPUs, Base-IO and Direct-IO installed by the host kernel (host.core" << kKernelCore
+        << "); file I/O on host.core" << kUserCore << "\n";
+    const std::string fault = platform_.host.first_fault();
+    if (!result_.ran || !fault.empty()) {
+        out << "  FAULT: " << (fault.empty() ? "the user program did not finish" : fault) << "\n";
+        stats.counter(m, "faults", "Willow scenario faults", true).add(1);
+        return false;
+    }
+    char line[200];
+    auto row = [&](const char* what, double ns) {
+        std::snprintf(line, sizeof line, "  %-40s %9.1f ns per 4 KiB\n", what, ns);
+        out << line;
+    };
+    row("write through the file system (Base-IO)", result_.fs_write_ns);
+    row("read through libDirectIO (Direct-IO)", result_.dio_read_ns);
+    row("write through libDirectIO (Direct-IO)", result_.dio_write_ns);
+    row("read through the file system (Base-IO)", result_.fs_read_ns);
+    const bool ok = result_.wrong_bytes == 0;
+    out << "  data: " << (ok ? "correct" : "WRONG") << " (" << result_.wrong_bytes << " of "
+        << result_.bytes << " bytes differ)\n";
+    stats.sum(m, "fs_write_4k", "ns", "4 KiB write through the file system", true)
+        .add(result_.fs_write_ns);
+    stats.sum(m, "dio_read_4k", "ns", "4 KiB read through libDirectIO", true)
+        .add(result_.dio_read_ns);
+    stats.sum(m, "dio_write_4k", "ns", "4 KiB write through libDirectIO", true)
+        .add(result_.dio_write_ns);
+    stats.sum(m, "fs_read_4k", "ns", "4 KiB read through the file system", true)
+        .add(result_.fs_read_ns);
+    stats.counter(m, "wrong_bytes", "bytes read back that differ from those written", true)
+        .add(result_.wrong_bytes);
+    return ok;
+}
+
+}  // namespace canopy::platform

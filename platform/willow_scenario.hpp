@@ -1,0 +1,40 @@
+// The Willow part of `canopy run` (Willow Sections 3.1, 4.1-4.2): with scenario.willow, every SPU
+// boots SPU-OS from its ELF, a kernel program on host.core1 installs the Base-IO and Direct-IO
+// apps and formats the file system (platform/willow_stack), and a user program on host.core2
+// writes a file through the file system (system calls, Base-IO) and reads it back through
+// libDirectIO (OS bypass), then the other way round, timing each access.
+#pragma once
+
+#include <memory>
+#include <ostream>
+
+#include "core/stats.hpp"
+#include "platform/platform.hpp"
+#include "platform/platform_config.hpp"
+#include "platform/willow_stack.hpp"
+
+namespace canopy::platform {
+
+class WillowScenario {
+  public:
+    // Points ssd.firmware at SPU-OS when the scenario runs (before the platform is built).
+    // Returns false, with the reason in `why`, when it cannot run (no firmware built).
+    static bool prepare(PlatformConfig& cfg, std::string& why);
+    // Starts the kernel and the user program (before sc_start).
+    WillowScenario(const PlatformConfig& cfg, Platform& platform);
+    // Prints the outcome, records it under "scenario.willow" and returns whether it succeeded.
+    bool report(std::ostream& out, core::StatsRegistry& stats) const;
+
+    struct Result {
+        bool ran = false;
+        uint64_t bytes = 0, wrong_bytes = 0;
+        double fs_write_ns = 0, dio_read_ns = 0, dio_write_ns = 0, fs_read_ns = 0;  // per 4 KiB
+    };
+
+  private:
+    Platform& platform_;
+    std::unique_ptr<WillowStack> stack_;
+    Result result_;
+};
+
+}  // namespace canopy::platform

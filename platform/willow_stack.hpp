@@ -1,0 +1,71 @@
+// Willow's host software stack on an elaborated platform (Willow Section 3.1 "Willow usage
+// model", Figure 2; Sections 4.1-4.2): the host kernel's side set up the way a booting system
+// does it. A kernel program on one host core opens the kernel's HRE on queue pair 0, installs
+// the Base-IO and Direct-IO SSD Apps on every SPU from their ELFs, formats the file system on
+// the Base-IO block device, and then serves SPU-OS's notices (permission misses, app faults)
+// through the Direct-IO kernel module until it is told to stop. User programs on other cores
+// wait for it, then use the file system (system calls, Base-IO) or libDirectIO (OS bypass).
+// The default scenario (`canopy run`), the willow-io experiment and the tests share this.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "platform/platform.hpp"
+#include "sw/host/direct_io.hpp"
+#include "sw/host/kernel_hres.hpp"
+#include "sw/host/lib_direct_io.hpp"
+#include "sw/host/willow_driver.hpp"
+#include "sw/host/willow_fs.hpp"
+
+namespace canopy::platform {
+
+struct WillowStackConfig {
+    std::string firmware_dir;                     // where app_base_io.elf and app_direct_io.elf are
+    uint32_t base_io_app = 1, direct_io_app = 2;  // the app ids the kernel gives them
+    uint32_t fs_inodes = 64;
+    sw::WillowFsConfig fs;
+    sw::DirectIoModuleConfig module;
+};
+
+class WillowStack {
+  public:
+    // The slots the apps are linked for (sw/firmware/CMakeLists.txt).
+    static constexpr uint32_t kBaseIoSlot = 2, kDirectIoSlot = 3;
+
+    WillowStack(Platform& platform, WillowStackConfig cfg);
+
+    // Starts the kernel program on host core `core` (before sc_start).
+    void start_kernel(unsigned core);
+    // In a user program: waits until the kernel has installed the apps and formatted the file
+    // system; throws HostFault when the kernel program failed.
+    void wait_ready(host::HostCore& cpu) const;
+    bool ready() const { return ready_; }
+    // Ends the kernel's notice thread (from any program).
+    void stop() { stop_ = true; }
+    // A user program holds one of these for its whole run: when the last of `users` programs
+    // ends, even by a fault, the notice thread stops (else it would poll for ever).
+    struct User {
+        WillowStack& stack;
+        unsigned& running;
+        User(WillowStack& s, unsigned& r) : stack(s), running(r) { ++running; }
+        ~User() {
+            if (--running == 0) stack.stop();
+        }
+    };
+    // A user process's libDirectIO, on the core it runs on.
+    std::unique_ptr<sw::DirectIo> direct_io(host::HostCore& cpu,
+                                            sw::DirectIoConfig cfg = sw::DirectIoConfig());
+
+    Platform& platform;
+    const WillowStackConfig cfg;
+    sw::WillowDriver driver;
+    sw::KernelHres kernel;
+    sw::WillowFs fs;
+    sw::DirectIoModule module;
+
+  private:
+    bool ready_ = false, stop_ = false, failed_ = false;
+};
+
+}  // namespace canopy::platform
