@@ -123,7 +123,8 @@ PcieBridge::PcieBridge(sc_core::sc_module_name name, NetworkInterface& ni, core:
     counter("refused", refused_);
     doorbells.register_b_transport(this, &PcieBridge::doorbell);
     select_queue(0);
-    SC_THREAD(engine);
+    SC_THREAD(fetch_engine);
+    SC_THREAD(deliver_engine);
 }
 
 // ---- set-up --------------------------------------------------------------------------------
@@ -277,26 +278,31 @@ uint16_t PcieBridge::new_tag(uint32_t qp, uint16_t host_tag) {
     return next_tag_;  // the network interface has fewer response slots than tags: always free
 }
 
-void PcieBridge::engine() {
+void PcieBridge::fetch_engine() {
     const sc_time entry(cfg_.entry_ns, SC_NS);
+    while (true) {
+        if (ready_.empty() || ni_.response_slots_free() == 0) {
+            wait(work_);
+            continue;
+        }
+        const uint32_t qp = ready_.front();
+        ready_.pop_front();
+        queued_[qp] = false;
+        if (fetch_one(qp)) wait(entry);
+        const QueuePair& q = qps_[qp];
+        if (q.enabled && q.sq_head != q.sq_tail && !queued_[qp])
+            queued_[qp] = true, ready_.push_back(qp);
+    }
+}
+
+void PcieBridge::deliver_engine() {
     while (true) {
         bool did = false;
         while (ni_.has_response()) deliver_response(), did = true;
         while (ni_.has_request()) deliver_request(), did = true;
         for (uint32_t qp = 0; qp < cfg_.queue_pairs; ++qp)
             if (!qps_[qp].pending.empty()) flush_completions(qp);
-        if (!ready_.empty() && ni_.response_slots_free() > 0) {
-            const uint32_t qp = ready_.front();
-            ready_.pop_front();
-            queued_[qp] = false;
-            if (fetch_one(qp)) {
-                did = true;
-                wait(entry);
-            }
-            const QueuePair& q = qps_[qp];
-            if (q.enabled && q.sq_head != q.sq_tail && !queued_[qp])
-                queued_[qp] = true, ready_.push_back(qp);
-        }
+        if (did) work_.notify(SC_ZERO_TIME);  // responses freed slots for the fetch engine
         if (!did) wait(work_ | ni_.arrival_event());
     }
 }
@@ -409,7 +415,7 @@ void PcieBridge::deliver_request() {
 
 void PcieBridge::complete(uint32_t qp, const hre_cq_entry& e) {
     qps_[qp].pending.push_back(e);
-    flush_completions(qp);
+    work_.notify(SC_ZERO_TIME);  // the deliver engine writes it
 }
 
 void PcieBridge::flush_completions(uint32_t qp) {

@@ -14,9 +14,12 @@
 // its own pages).
 //
 // Behaviour and choices:
-// - One engine serves all queues, an entry at a time, in doorbell order (round robin over queues
-//   with work): each host access is a DMA through `host` (the link: its latency is the PCIe
-//   round trip) whose time the engine waits out before the next; a real bridge pipelines more.
+// - Two engines, as PCIe is full duplex: the fetch engine serves all queues, an entry at a time,
+//   in doorbell order (round robin over queues with work), reading entries and payloads from
+//   host memory (DMA reads through `host`: their latency is the PCIe round trip, waited out
+//   before the next); the deliver engine takes the ring's responses and requests to HREs and
+//   writes them, with the completions, into host memory (DMA writes). Neither pipelines its
+//   own accesses.
 // - Requests to an SPU reserve one of the bridge's network-interface response slots; with none
 //   free the queue waits (back-pressure) until a response frees one. The bridge renames tags
 //   (its own tag per outstanding request) and gives the host's tag back in the completion.
@@ -98,7 +101,8 @@ class PcieBridge : public sc_core::sc_module {
     void enable_written();
     bool in_window(const QueuePair& q, uint64_t addr, uint64_t bytes) const;
     void doorbell(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
-    void engine();
+    void fetch_engine();    // host -> SPUs
+    void deliver_engine();  // SPUs -> host
     bool fetch_one(uint32_t qp);
     void deliver_response();
     void deliver_request();
@@ -116,7 +120,7 @@ class PcieBridge : public sc_core::sc_module {
     uint16_t next_tag_ = 0;
     std::deque<uint32_t> ready_;  // queue pairs with unfetched entries, in doorbell order
     std::vector<bool> queued_;
-    sc_core::sc_event work_;
+    sc_core::sc_event work_;  // doorbells, freed response slots, completions to write
     std::function<void(unsigned, const sc_core::sc_time&)> irq_;
     core::Counter &fetched_, &completions_, &requests_up_, &nacked_, &refused_, &bad_doorbells_;
 };
