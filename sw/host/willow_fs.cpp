@@ -89,10 +89,10 @@ void WillowFs::format(host::HostCore& cpu, uint64_t bytes, uint32_t inodes) {
                 inode_start_, inode_blocks_, data_start_,  blocks_};
     std::vector<uint8_t> block(kBlockBytes, 0);
     std::memcpy(block.data(), &s, sizeof s);
-    io(cpu).write(0, block.data(), kBlockBytes);
+    device_write(cpu, 0, block.data(), kBlockBytes);
     // An empty inode table; a bitmap with the metadata's own blocks taken.
     const std::vector<uint8_t> zeros(uint64_t(inode_blocks_) * kBlockBytes, 0);
-    io(cpu).write(uint64_t(inode_start_) * kBlockBytes, zeros.data(), zeros.size());
+    device_write(cpu, uint64_t(inode_start_) * kBlockBytes, zeros.data(), zeros.size());
     used_.assign(blocks_, false);
     std::fill(used_.begin(), used_.begin() + data_start_, true);
     commit_bitmap(cpu, 0, blocks_);
@@ -102,7 +102,7 @@ void WillowFs::format(host::HostCore& cpu, uint64_t bytes, uint32_t inodes) {
 
 void WillowFs::mount(host::HostCore& cpu) {
     std::vector<uint8_t> block(kBlockBytes);
-    io(cpu).read(0, block.data(), kBlockBytes);
+    device_read(cpu, 0, block.data(), kBlockBytes);
     DiskSuper s;
     std::memcpy(&s, block.data(), sizeof s);
     if (s.magic != kMagic || s.block_bytes != kBlockBytes)
@@ -115,11 +115,11 @@ void WillowFs::mount(host::HostCore& cpu) {
     inode_blocks_ = s.inode_blocks;
     data_start_ = s.data_start;
     std::vector<uint8_t> bitmap(uint64_t(bitmap_blocks_) * kBlockBytes);
-    io(cpu).read(uint64_t(bitmap_start_) * kBlockBytes, bitmap.data(), bitmap.size());
+    device_read(cpu, uint64_t(bitmap_start_) * kBlockBytes, bitmap.data(), bitmap.size());
     used_.assign(blocks_, false);
     for (uint64_t b = 0; b < blocks_; ++b) used_[b] = (bitmap[b / 8] >> (b % 8)) & 1;
     std::vector<uint8_t> table(uint64_t(inode_blocks_) * kBlockBytes);
-    io(cpu).read(uint64_t(inode_start_) * kBlockBytes, table.data(), table.size());
+    device_read(cpu, uint64_t(inode_start_) * kBlockBytes, table.data(), table.size());
     inodes_.assign(inode_count_, std::nullopt);
     for (uint32_t i = 0; i < inode_count_; ++i) {
         DiskInode d;
@@ -163,8 +163,8 @@ void WillowFs::commit_inode(host::HostCore& cpu, const Inode& ino) {
         std::memcpy(d.name, n.path.data(), n.path.size());
         std::memcpy(block.data() + uint64_t(i - first) * kInodeBytes, &d, sizeof d);
     }
-    io(cpu).write(uint64_t(inode_start_ + first / per_block) * kBlockBytes, block.data(),
-                  kBlockBytes);
+    device_write(cpu, uint64_t(inode_start_ + first / per_block) * kBlockBytes, block.data(),
+                 kBlockBytes);
     ++inode_commits_;
 }
 
@@ -174,7 +174,7 @@ void WillowFs::commit_bitmap(host::HostCore& cpu, uint64_t first_block, uint64_t
     std::vector<uint8_t> bitmap((to - from + 1) * kBlockBytes, 0);
     for (uint64_t b = from * bits; b < std::min((to + 1) * bits, blocks_); ++b)
         if (used_[b]) bitmap[(b - from * bits) / 8] |= uint8_t(1u << (b % 8));
-    io(cpu).write((bitmap_start_ + from) * kBlockBytes, bitmap.data(), bitmap.size());
+    device_write(cpu, (bitmap_start_ + from) * kBlockBytes, bitmap.data(), bitmap.size());
 }
 
 std::vector<FileExtent> WillowFs::allocate(uint64_t blocks, uint64_t file_offset) {
@@ -327,6 +327,18 @@ WillowFs::Held WillowFs::lock(host::HostCore& cpu, uint32_t inode, bool exclusiv
     return Held{l, exclusive};
 }
 
+void WillowFs::device_read(host::HostCore& cpu, uint64_t offset, void* dst, uint64_t bytes) {
+    cpu.compute_ns(cfg_.block_ns);
+    kernel_.on(cpu).base_io->read(offset, dst, bytes);
+    cpu.compute_ns(cfg_.completion_ns);
+}
+
+void WillowFs::device_write(host::HostCore& cpu, uint64_t offset, const void* src, uint64_t bytes) {
+    cpu.compute_ns(cfg_.block_ns);
+    kernel_.on(cpu).base_io->write(offset, src, bytes);
+    cpu.compute_ns(cfg_.completion_ns);
+}
+
 uint64_t WillowFs::pread(host::HostCore& cpu, int fd, void* buf, uint64_t bytes, uint64_t offset) {
     cpu.compute_ns(cfg_.syscall_ns + cfg_.read_ns);
     const Inode& ino = inode(file(cpu, fd, SPU_OS_PERM_READ).inode);
@@ -335,21 +347,24 @@ uint64_t WillowFs::pread(host::HostCore& cpu, int fd, void* buf, uint64_t bytes,
     const uint64_t n = std::min(bytes, ino.size - offset);
     auto* dst = static_cast<uint8_t*>(buf);
     return for_each_piece(ino.extents, offset, n, [&](uint64_t dev, uint64_t at, uint64_t len) {
-        io(cpu).read(dev, dst + at, len);
+        device_read(cpu, dev, dst + at, len);
     });
 }
 
 uint64_t WillowFs::pwrite(host::HostCore& cpu, int fd, const void* buf, uint64_t bytes,
                           uint64_t offset) {
-    cpu.compute_ns(cfg_.syscall_ns + cfg_.write_ns);
+    cpu.compute_ns(cfg_.syscall_ns);
     Inode& ino = inode_rw(file(cpu, fd, SPU_OS_PERM_WRITE).inode);
+    // The write path's work (the timestamp's transaction, the block mapping) is done under the
+    // inode's I/O lock, as XFS takes it first.
     const Held held = lock(cpu, ino.number, cfg_.exclusive_writes);
+    cpu.compute_ns(cfg_.write_ns);
     const uint64_t size = ino.size;
     grow(cpu, ino, offset + bytes);
     const auto* src = static_cast<const uint8_t*>(buf);
     const uint64_t n = for_each_piece(
         ino.extents, offset, bytes,
-        [&](uint64_t dev, uint64_t at, uint64_t len) { io(cpu).write(dev, src + at, len); });
+        [&](uint64_t dev, uint64_t at, uint64_t len) { device_write(cpu, dev, src + at, len); });
     // Ordered journaling: the data first, then the inode that points at it.
     if (ino.size != size || cfg_.write_updates_inode) {
         ino.mtime_ns = uint64_t(cpu.now().to_seconds() * 1e9);
