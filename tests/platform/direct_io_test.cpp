@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/willow_stack.hpp"
 #include "sw/firmware/apps/block_io_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 #include "sw/host/lib_direct_io.hpp"
@@ -30,14 +31,12 @@ namespace canopy::platform {
 namespace {
 
 #ifdef CANOPY_FIRMWARE_DIR
-using willow_test::firmware;
-using willow_test::pattern;
-using willow_test::refusal;
-using willow_test::wait_for;
+using namespace willow_test;  // firmware, pattern, refusal, wait_for, WillowMachine
 
 constexpr unsigned kSpus = 4;
-constexpr uint32_t kBaseIo = 2, kDirectIo = 3;          // app ids the host kernel gives them
-constexpr uint32_t kBaseIoSlot = 2, kDirectIoSlot = 3;  // the slots they are linked for
+constexpr uint32_t kBaseIo = 2, kDirectIo = 3;  // app ids the host kernel gives them
+constexpr uint32_t kBaseIoSlot = WillowStack::kBaseIoSlot,
+                   kDirectIoSlot = WillowStack::kDirectIoSlot;
 constexpr uint64_t kFsBytes = 16 << 20;
 constexpr uint64_t kBlock = sw::WillowFs::kBlockBytes;
 const sc_core::sc_time kRunFor(50, sc_core::SC_MS);

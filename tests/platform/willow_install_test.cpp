@@ -25,10 +25,7 @@ namespace canopy::platform {
 namespace {
 
 #ifdef CANOPY_FIRMWARE_DIR
-using willow_test::firmware;
-using willow_test::pattern;
-using willow_test::refusal;
-using willow_test::wait_for;
+using namespace willow_test;  // firmware, pattern, refusal, wait_for, WillowMachine
 
 constexpr uint32_t kStoreApp = 1, kRogueApp = 2;    // app ids the host kernel gives them
 constexpr uint32_t kStoreSlot = 0, kRogueSlot = 1;  // the slots they are linked for

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "platform/platform.hpp"
+#include "platform/willow_stack.hpp"
 #include "sw/firmware/apps/block_io_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 #include "sw/host/block_io.hpp"
@@ -28,14 +29,12 @@ namespace canopy::platform {
 namespace {
 
 #ifdef CANOPY_FIRMWARE_DIR
-using willow_test::firmware;
-using willow_test::pattern;
-using willow_test::refusal;
-using willow_test::wait_for;
+using namespace willow_test;  // firmware, pattern, refusal, wait_for, WillowMachine
 
 constexpr unsigned kSpus = 4;
-constexpr uint32_t kBaseIo = 3, kDirectIo = 4;          // app ids the host kernel gives them
-constexpr uint32_t kBaseIoSlot = 2, kDirectIoSlot = 3;  // the slots they are linked for
+constexpr uint32_t kBaseIo = 3, kDirectIo = 4;  // app ids the host kernel gives them
+constexpr uint32_t kBaseIoSlot = WillowStack::kBaseIoSlot,
+                   kDirectIoSlot = WillowStack::kDirectIoSlot;
 constexpr uint64_t kStripe = BLOCK_IO_STRIPE_BYTES;
 
 // Where device offset `o` lives, by the striping rule (block_io_abi.h), written out here rather
