@@ -23,7 +23,11 @@ void BridgeConfig::describe(core::Params& p) {
     p("queue_pairs", queue_pairs, "", "HRE queue pairs [Willow 3.2: 1,024]", 1, 1u << 16)(
         "entry_ns", entry_ns, "ns",
         "engine time per entry or message besides its DMA [assumed: 8 cycles at 250 MHz]", 0.0,
-        1e6);
+        1e6)("posted_flight_ns", posted_flight_ns, "ns",
+             "the part of a posted write's latency after it left the bridge, which the deliver "
+             "engine does not wait for [assumed: the link's one-way layer latency]",
+             0.0, 1e6)("fetch_burst", fetch_burst, "",
+                       "submission entries read at once from one queue (1: one at a time)", 1, 64);
     bank.describe(p);
 }
 
@@ -264,7 +268,10 @@ bool PcieBridge::dma(bool write, uint64_t addr, void* data, uint32_t bytes) {
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_time d = SC_ZERO_TIME;
     host->b_transport(gp, d);
-    wait(d);
+    // A read waits for its completion; a posted write only until it has left (the link keeps
+    // later writes behind it, in order).
+    const sc_time flight(write ? cfg_.posted_flight_ns : 0.0, SC_NS);
+    wait(d > flight ? d - flight : SC_ZERO_TIME);
     return gp.is_response_ok();
 }
 
@@ -279,7 +286,6 @@ uint16_t PcieBridge::new_tag(uint32_t qp, uint16_t host_tag) {
 }
 
 void PcieBridge::fetch_engine() {
-    const sc_time entry(cfg_.entry_ns, SC_NS);
     while (true) {
         if (ready_.empty() || ni_.response_slots_free() == 0) {
             wait(work_);
@@ -288,7 +294,7 @@ void PcieBridge::fetch_engine() {
         const uint32_t qp = ready_.front();
         ready_.pop_front();
         queued_[qp] = false;
-        if (fetch_one(qp)) wait(entry);
+        fetch(qp);
         const QueuePair& q = qps_[qp];
         if (q.enabled && q.sq_head != q.sq_tail && !queued_[qp])
             queued_[qp] = true, ready_.push_back(qp);
@@ -307,12 +313,25 @@ void PcieBridge::deliver_engine() {
     }
 }
 
-bool PcieBridge::fetch_one(uint32_t qp) {
+void PcieBridge::fetch(uint32_t qp) {
     QueuePair& q = qps_[qp];
-    if (!q.enabled || q.sq_head == q.sq_tail) return false;
-    hre_sq_entry e;
-    const bool read_ok =
-        dma(false, q.sq_base + uint64_t(q.sq_head) * HRE_SQ_ENTRY_BYTES, &e, HRE_SQ_ENTRY_BYTES);
+    if (!q.enabled || q.sq_head == q.sq_tail) return;
+    // The entries up to the tail (not past the ring's end) in one read, as NVMe controllers
+    // fetch, at most fetch_burst and no more than the free response slots.
+    const uint32_t ahead = q.sq_tail > q.sq_head ? q.sq_tail - q.sq_head : q.sq_entries - q.sq_head;
+    const uint32_t n = std::max(1u, std::min({ahead, cfg_.fetch_burst, ni_.response_slots_free()}));
+    std::vector<hre_sq_entry> es(n);
+    const bool read_ok = dma(false, q.sq_base + uint64_t(q.sq_head) * HRE_SQ_ENTRY_BYTES, es.data(),
+                             n * HRE_SQ_ENTRY_BYTES);
+    const sc_time entry(cfg_.entry_ns, SC_NS);
+    for (const hre_sq_entry& e : es) {
+        process(qp, e, read_ok);
+        wait(entry);
+    }
+}
+
+void PcieBridge::process(uint32_t qp, const hre_sq_entry& e, bool read_ok) {
+    QueuePair& q = qps_[qp];
     // The slot is free for the host again only once its payload has been read.
     struct Advance {
         QueuePair& q;
@@ -327,14 +346,13 @@ bool PcieBridge::fetch_one(uint32_t qp) {
         refused_.add();
         fail.status = status;
         complete(qp, fail);
-        return true;
     };
     if (!read_ok) return refuse(HRE_STATUS_BAD_ADDRESS);
     sc_time delay = SC_ZERO_TIME;
     if (e.kind == HRE_KIND_RESPONSE) {
         if (ni_.send_response(e.node, e.tag, e.result, delay) != NiStatus::Ok)
             return refuse(HRE_STATUS_BAD_ENTRY);
-        return true;
+        return;
     }
     const bool inline_payload = (e.flags & HRE_FLAG_INLINE) != 0;
     if (e.kind != HRE_KIND_REQUEST || (inline_payload && e.length > HRE_INLINE_BYTES) ||
@@ -360,7 +378,6 @@ bool PcieBridge::fetch_one(uint32_t qp) {
         outstanding_[tag].used = false;
         return refuse(HRE_STATUS_BAD_ENTRY);
     }
-    return true;
 }
 
 void PcieBridge::deliver_response() {

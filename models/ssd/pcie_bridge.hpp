@@ -55,6 +55,13 @@ struct BridgeConfig {
     // Time the engine spends on one entry or message besides its DMA (decode, routing): assumed
     // 8 cycles of a 250 MHz bridge clock.
     double entry_ns = 32.0;
+    // A posted write's time after its last byte left the bridge (the link's layers one way,
+    // link.pcie.upstream: 180 ns by default), which the deliver engine does not wait out.
+    double posted_flight_ns = 180.0;
+    // Submission entries the fetch engine reads from one queue at once (one DMA read), as NVMe
+    // controllers may. 1: one at a time (willow-io: with 8, Base-IO writes reach 0.77 of the
+    // link but reads drop from 0.69 to 0.66, their completions waiting behind larger bursts).
+    uint32_t fetch_burst = 1;
     core::RegisterBankConfig bank;
     void describe(core::Params& p);  // relative to the caller's scope
 };
@@ -101,9 +108,10 @@ class PcieBridge : public sc_core::sc_module {
     void enable_written();
     bool in_window(const QueuePair& q, uint64_t addr, uint64_t bytes) const;
     void doorbell(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
-    void fetch_engine();    // host -> SPUs
-    void deliver_engine();  // SPUs -> host
-    bool fetch_one(uint32_t qp);
+    void fetch_engine();      // host -> SPUs
+    void deliver_engine();    // SPUs -> host
+    void fetch(uint32_t qp);  // a burst of the queue's entries
+    void process(uint32_t qp, const hre_sq_entry& e, bool read_ok);
     void deliver_response();
     void deliver_request();
     void complete(uint32_t qp, const hre_cq_entry& e);
