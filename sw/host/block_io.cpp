@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <deque>
 #include <map>
-#include <sstream>
 
+#include "core/trace.hpp"
 #include "ssd/hre_queue.h"
 #include "sw/firmware/apps/block_io_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
@@ -18,11 +18,7 @@ namespace canopy::sw {
 
 namespace {
 
-std::string hex(uint64_t v) {
-    std::ostringstream o;
-    o << "0x" << std::hex << v;
-    return o.str();
-}
+std::string hex(uint64_t v) { return core::TransactionTrace::hex(v); }
 
 std::string result_name(uint32_t r) {
     if (r == BLOCK_IO_E_LENGTH) return hex(r) + " (BLOCK_IO_E_LENGTH)";

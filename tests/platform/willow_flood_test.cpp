@@ -13,18 +13,19 @@
 #include <string>
 #include <vector>
 
-#include "core/services.hpp"
-#include "platform/platform.hpp"
 #include "ssd/hre_queue.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 #include "sw/host/hre.hpp"
 #include "sw/host/willow_apps.hpp"
 #include "sw/host/willow_driver.hpp"
+#include "tests/platform/willow_machine.hpp"
 
 namespace canopy::platform {
 namespace {
 
 #ifdef CANOPY_FIRMWARE_DIR
+using namespace willow_test;  // firmware, pattern, wait_for, WillowMachine
+
 constexpr uint32_t kStoreApp = 1, kStoreSlot = 0;
 constexpr uint8_t kEcho = 0, kSlowEcho = 10;  // store.c's handlers
 constexpr unsigned kSpus = 3, kFull = 1;      // SPU kFull's buffer is kept full
@@ -38,12 +39,6 @@ uint32_t checksum(const uint8_t* p, size_t n) {  // store.c's, over at most 256 
     return s;
 }
 
-std::vector<uint8_t> pattern(size_t n, unsigned seed) {
-    std::vector<uint8_t> v(n);
-    for (size_t i = 0; i < n; ++i) v[i] = uint8_t(i * seed + 1);
-    return v;
-}
-
 uint64_t counter(core::Services& s, const std::string& module, const char* name) {
     auto* c = dynamic_cast<const core::Counter*>(s.stats.find(module, name));
     EXPECT_NE(c, nullptr) << module << "." << name;
@@ -51,16 +46,11 @@ uint64_t counter(core::Services& s, const std::string& module, const char* name)
 }
 
 TEST(PlatformWillowFlood, FullReceiveBufferDropsRequestsButNoResponse) {
-    PlatformConfig cfg;
-    cfg.nand.geometry.channels = 1;
-    cfg.nand.geometry.dies_per_channel = 1;
-    cfg.nand.geometry.blocks_per_plane = 16;
-    cfg.ssd.spus = kSpus;
-    cfg.ssd.firmware = std::string(CANOPY_FIRMWARE_DIR) + "/spu_os.elf";
-    ASSERT_GE(cfg.ssd.ni.rx_buffer_bytes, kBig + 64);
-    ASSERT_LT(cfg.ssd.ni.rx_buffer_bytes, 2 * kBig);
-    core::Services services;
-    Platform platform(cfg, services);
+    WillowMachine m(kSpus);
+    ASSERT_GE(m.cfg.ssd.ni.rx_buffer_bytes, kBig + 64);
+    ASSERT_LT(m.cfg.ssd.ni.rx_buffer_bytes, 2 * kBig);
+    core::Services& services = m.services;
+    Platform& platform = *m.platform;
     sw::WillowDriver driver(platform.device.willow_device());
     auto& kernel = platform.host.kernel.create_process("kernel");
     auto& user = platform.host.kernel.create_process("user");
@@ -69,11 +59,11 @@ TEST(PlatformWillowFlood, FullReceiveBufferDropsRequestsButNoResponse) {
     platform.host.cores[0]->run(kernel, [&](host::HostCore& cpu) {
         sw::Hre hre(cpu, driver.open(cpu, /*kernel=*/true));
         sw::WillowApps apps(hre, kSpus);
-        apps.install(std::string(CANOPY_FIRMWARE_DIR) + "/app_store.elf", kStoreApp, kStoreSlot);
+        apps.install(firmware("app_store"), kStoreApp, kStoreSlot);
         installed = true;
     });
     platform.host.cores[1]->run(user, [&](host::HostCore& cpu) {
-        while (!installed) cpu.compute_ns(1000);
+        wait_for(cpu, installed);
         sw::Hre hre(cpu, driver.open(cpu));
         // The slow request: {cycles} + data; the big ones: data.
         std::vector<uint8_t> slow = pattern(kBig, 7);
