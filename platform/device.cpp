@@ -55,7 +55,7 @@ const WillowConfig& checked(const WillowConfig& c) {
 }  // namespace
 
 Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link::CcixConfig& ccix,
-               const WillowConfig& ssd_cfg, core::Services& services)
+               const WillowConfig& ssd_cfg, core::Services& services, const nand::NandConfig* nand)
     : sc_module(name),
       memory("memory", cfg.memory, services),
       atc("atc", cfg.atc, services),
@@ -66,7 +66,7 @@ Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link
       ctg_regs("ctg_regs", ra, kPasid, services, cfg.ctg_regs),
       fabric("fabric"),
       vc("vc", services),
-      ssd("ssd", checked(ssd_cfg), services, std::cout, true),
+      ssd("ssd", checked(ssd_cfg), services, std::cout, true, nand),
       bar0("bar0", cfg.bar0_address, kBar0Bytes,
            {{kDmaRegsOffset, kRegsWindowBytes},
             {kCtgRegsOffset, kRegsWindowBytes},

@@ -32,6 +32,7 @@
 #include "link/request_agent.hpp"
 #include "link/traffic_generator.hpp"
 #include "link/vc_router.hpp"
+#include "nand/config.hpp"
 #include "platform/fabric.hpp"
 #include "platform/willow.hpp"
 #include "sw/host/willow_driver.hpp"
@@ -69,8 +70,10 @@ class Device : public sc_core::sc_module {
 
     // Throws InputError when the SSD's queue pairs do not fit the doorbell window, or for a bad
     // firmware ELF.
+    // With `nand`, the SSD has its flash controllers (their nand sockets are the caller's to bind).
     Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link::CcixConfig& ccix,
-           const WillowConfig& ssd_cfg, core::Services& services);
+           const WillowConfig& ssd_cfg, core::Services& services,
+           const nand::NandConfig* nand = nullptr);
 
     // Where the host finds the SSD: for the Willow driver.
     sw::WillowDevice willow_device() const;

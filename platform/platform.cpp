@@ -5,7 +5,7 @@ namespace canopy::platform {
 Platform::Platform(const PlatformConfig& cfg, core::Services& services)
     : host("host", cfg.host, cfg.ccix, services),
       link("link", link::esm_link_config(cfg.ccix, cfg.pcie, nullptr), services),
-      device("device", cfg.device, cfg.ccix, cfg.ssd, services),
+      device("device", cfg.device, cfg.ccix, cfg.ssd, services, &cfg.nand),
       nand("nand", cfg.nand, services),
       player("player", cfg.nand.geometry.channels, cfg.nand.geometry.dies_per_channel, services,
              sc_core::sc_time(cfg.sim.quantum_ns, sc_core::SC_NS)) {
@@ -16,8 +16,14 @@ Platform::Platform(const PlatformConfig& cfg, core::Services& services)
     // The host's unmaps reach the device's ATC (one device, one PASID space: it sends none).
     host.iommu.on_invalidate(
         [this](uint32_t, uint64_t va, uint64_t bytes) { device.atc.invalidate(va, bytes); });
-    for (uint32_t c = 0; c < cfg.nand.geometry.channels; ++c)
-        player.channel[c].bind(nand.channel(c).target);
+    const auto& flash = device.ssd.flash;
+    for (uint32_t c = 0; c < cfg.nand.geometry.channels; ++c) {
+        nand_port.push_back(std::make_unique<FanIn>(("nand_port" + std::to_string(c)).c_str()));
+        FanIn& port = *nand_port.back();
+        player.channel[c].bind(port.in);
+        if (c < flash.size()) flash[c]->nand.bind(port.in);
+        port.out.bind(nand.channel(c).target);
+    }
 }
 
 }  // namespace canopy::platform

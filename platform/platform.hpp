@@ -1,12 +1,17 @@
 // The elaborated platform: every model built from the config and wired together. This is the
 // only place modules are bound to each other. Today: the host (cores, caches, home node, DRAM,
 // IOMMU, kernel, root port), the PCIe link, the device endpoint (ATC, DMA engine and its BAR,
-// traffic generator, device memory), and the NAND flash array with the flash command player that
-// drives it (standing in for the flash controller until that model exists).
+// traffic generator, device memory, the Willow SSD), and the NAND flash array. Each channel is
+// driven by the SSD's flash controller for it and by the flash command player (`canopy flash`
+// scripts), through a fan-in in front of the channel.
 //
 //   host.downstream --> link.host_target   link.device_initiator --> device.vc
 //   device.fabric --> link.device_target   link.host_initiator --> host.vc
+//   device.ssd.flash<c>.nand, player.channel[c] --> nand_port<c> --> nand.ch<c>
 #pragma once
+
+#include <memory>
+#include <vector>
 
 #include "core/services.hpp"
 #include "link/pcie_link.hpp"
@@ -27,6 +32,7 @@ class Platform {
     Device device;
     nand::FlashArray nand;
     FlashPlayer player;
+    std::vector<std::unique_ptr<FanIn>> nand_port;  // one per channel
 };
 
 }  // namespace canopy::platform

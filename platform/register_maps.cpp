@@ -2,6 +2,7 @@
 
 #include "link/ctg_registers.hpp"
 #include "link/dma_registers.hpp"
+#include "ssd/flash_controller.hpp"
 #include "ssd/ni_registers.hpp"
 #include "ssd/pcie_bridge.hpp"
 #include "ssd/spu_control.hpp"
@@ -17,6 +18,7 @@ const std::vector<RegisterBlock>& register_blocks() {
         {"models/ssd/ni_registers.cpp", ssd::NiRegisters::register_map},
         {"models/ssd/spu_dma.cpp", ssd::SpuDma::register_map},
         {"models/ssd/pcie_bridge.cpp", ssd::PcieBridge::register_map},
+        {"models/ssd/flash_controller.cpp", ssd::FlashController::register_map},
     };
     return blocks;
 }

@@ -6,7 +6,7 @@ namespace canopy::platform {
 
 namespace {
 // The bus's ports, in the order of the map.
-enum Port : unsigned { kImem, kDmem, kClint, kConsole, kExit, kCtl, kNi, kDma };
+enum Port : unsigned { kImem, kDmem, kClint, kConsole, kExit, kCtl, kNi, kDma, kFlash };
 }  // namespace
 
 void SpuConfig::describe(core::Params& p) {
@@ -20,19 +20,25 @@ void SpuConfig::describe(core::Params& p) {
     ni_regs.describe(ni_p);
 }
 
-std::vector<cpu::Router::Mapping> Spu::memory_map() {
-    return {
+std::vector<cpu::Router::Mapping> Spu::memory_map(bool flash) {
+    std::vector<cpu::Router::Mapping> m = {
         {"imem", SPU_IMEM_BASE, SPU_IMEM_SIZE},    {"dmem", SPU_DMEM_BASE, SPU_DMEM_SIZE},
         {"clint", SPU_CLINT_BASE, SPU_CLINT_SIZE}, {"console", SPU_CONSOLE_BASE, SPU_CONSOLE_SIZE},
         {"exit", SPU_EXIT_BASE, SPU_EXIT_SIZE},    {"ctl", SPU_CTL_BASE, SPU_DEV_SIZE},
         {"ni", SPU_NI_BASE, SPU_DEV_SIZE},         {"dma", SPU_DMA_BASE, SPU_DEV_SIZE}};
+    if (flash) m.push_back({"flash", SPU_FLASH_BASE, SPU_FLASH_SIZE});
+    return m;
+}
+
+tlm_utils::simple_initiator_socket_tagged<cpu::Router>& Spu::flash_port() {
+    return bus.port.at(kFlash);
 }
 
 Spu::Spu(sc_core::sc_module_name name, unsigned index, unsigned spu_count, const SpuConfig& cfg,
          const ssd::NiConfig& ni_cfg, uint64_t dram_size, core::Services& services,
-         std::ostream& console_out)
+         std::ostream& console_out, bool flash)
     : sc_module(name),
-      map_(memory_map()),
+      map_(memory_map(flash)),
       core("core", cfg.core, services, index),
       port("port"),
       bus("bus", map_),

@@ -20,6 +20,8 @@ void WillowConfig::describe(core::Params& root) {
     bridge.describe(b);
     core::Params bn = b.scope("ni");
     bridge_ni.describe(bn);
+    core::Params f = p.scope("flash");
+    flash.describe(f);
 }
 
 ssd::NiConfig WillowConfig::default_bridge_ni() {
@@ -30,7 +32,7 @@ ssd::NiConfig WillowConfig::default_bridge_ni() {
 }
 
 Willow::Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Services& services,
-               std::ostream& console_out, bool with_bridge)
+               std::ostream& console_out, bool with_bridge, const nand::NandConfig* nand)
     : sc_module(name),
       ring("ring", cfg.ring, services),
       dram("dram", cfg.dram, services),
@@ -39,12 +41,24 @@ Willow::Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Serv
         throw InputError("config", "ssd.dram.banks",
                          "fewer banks (" + std::to_string(cfg.dram.banks) + ") than SPUs (" +
                              std::to_string(cfg.spus) + "): each SPU needs its local store");
+    const unsigned channels = nand ? std::min(nand->geometry.channels, cfg.spus) : 0;
     for (unsigned i = 0; i < cfg.spus; ++i) {
         spus.push_back(std::make_unique<Spu>(("spu" + std::to_string(i)).c_str(), i, cfg.spus,
-                                             cfg.spu, cfg.ni, dram.size(), services, console_out));
+                                             cfg.spu, cfg.ni, dram.size(), services, console_out,
+                                             i < channels));
         Spu& s = *spus.back();
         ring.attach(ssd::NodeId(i), s.ni);
         s.dma.dram.bind(dram_port.in);
+        if (i >= channels) continue;
+        flash.push_back(std::make_unique<ssd::FlashController>(
+            ("flash" + std::to_string(i)).c_str(), i, *nand, services, cfg.flash));
+        ssd::FlashController& fc = *flash.back();
+        s.flash_port().bind(fc.socket);
+        fc.dram.bind(dram_port.in);
+        fc.on_irq([&s](bool level, const sc_core::sc_time& at) {
+            s.ctl.set_irq(ssd::SpuIrq::FlashDone, level, at);
+        });
+        s.ctl.counter_source("perf_flash_bytes", [&fc] { return fc.bytes_moved(); });
     }
     dram_port.out.bind(dram.socket);
     if (!cfg.firmware.empty())

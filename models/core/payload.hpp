@@ -1,7 +1,7 @@
 // TLM-2.0 payload extensions. `Extension<T>` supplies clone/copy_from once; the extensions that
 // several areas share live here (request identity for the trace, PCIe/CCIX attributes, the
 // originating host RPC endpoint). Area-specific ones (the NAND command) derive from the same
-// helper.
+// helper. Also the one way to set up a plain memory access.
 #pragma once
 
 #include <cstdint>
@@ -44,5 +44,18 @@ struct TlpExt : Extension<TlpExt> {
 struct OriginExt : Extension<OriginExt> {
     uint16_t hre = 0;
 };
+
+// A plain access of `length` bytes at `address`: streaming width the whole length, no byte
+// enables, response incomplete until the target answers.
+inline void set_access(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t address,
+                       uint8_t* data, unsigned length) {
+    gp.set_command(cmd);
+    gp.set_address(address);
+    gp.set_data_ptr(data);
+    gp.set_data_length(length);
+    gp.set_streaming_width(length);
+    gp.set_byte_enable_ptr(nullptr);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+}
 
 }  // namespace canopy::core

@@ -30,10 +30,14 @@
 
 /* Willow SPU devices (models/ssd; their registers are declared as data in the models/ssd register blocks
  * and generated into spu_regs.h): the SPU's control block (identity, segment registers,
- * interrupt status, performance counters), the network interface and the DMA controller. */
+ * interrupt status, performance counters), the network interface, the DMA controller and the
+ * flash controller. */
 #define SPU_CTL_BASE 0x10001000u
 #define SPU_NI_BASE 0x10002000u
 #define SPU_DMA_BASE 0x10003000u
 #define SPU_DEV_SIZE 0x100u
+/* The flash controller of the SPU's channel (SPU i drives channel i, when the SSD has NAND). */
+#define SPU_FLASH_BASE 0x10004000u
+#define SPU_FLASH_SIZE 0x100u
 
 #endif

@@ -25,6 +25,8 @@ constexpr uint8_t kReadStatus = 0x70, kReset = 0xFF;
 constexpr uint8_t kSetFeatures = 0xEF, kGetFeatures = 0xEE;
 // Vendor-style mode prefixes before a program (a TLC part programs TLC without prefix)
 constexpr uint8_t kPrefixSlc = 0xA2, kPrefixMlc = 0xA1, kPrefixRandomise = 0x9A;
+// The data comes randomised by the controller: the die keeps it as sent (assumed vendor hint)
+constexpr uint8_t kPrefixRandomised = 0x9B;
 // Flash-Cosmos (Figure 15)
 constexpr uint8_t kPrefixEsp = 0xA5;  // ESP PROGRAM: prefix + regular program interface
 constexpr uint8_t kIscm = 0xB0;       // B0h-BFh: ISCM slot, flags in the low nibble

@@ -18,7 +18,7 @@ static constexpr size_t kMaxSlots = 32;
 struct Die::Decoded {
     OpKind op = OpKind::None;
     CellMode mode = CellMode::Tlc;  // a TLC part programs TLC unless told otherwise
-    bool randomise = false;
+    Scramble scramble = Scramble::None;
     uint32_t n_rows = 0;
     std::array<uint32_t, kMaxPlanes> rows{};
     std::array<uint32_t, kMaxPlanes> din_column{}, din_offset{}, din_length{};
@@ -152,7 +152,9 @@ std::string Die::decode(const CommandExt& c, uint32_t length, Decoded& d) const 
         else if (k.take_cmd(op::kPrefixEsp))
             d.mode = CellMode::Esp;
         else if (k.take_cmd(op::kPrefixRandomise))
-            d.randomise = true;
+            d.scramble = Scramble::OnDie;
+        else if (k.take_cmd(op::kPrefixRandomised))
+            d.scramble = Scramble::Controller;
         else
             break;
         prefixed = true;
@@ -471,7 +473,7 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
                     std::memcpy(reinterpret_cast<uint8_t*>(p.latch(Plane::C)) + d.din_column[i],
                                 data + d.din_offset[i], d.din_length[i]);
                 }
-                p.program(b, w, d.mode, d.randomise, esp_factor(), now_s);
+                p.program(b, w, d.mode, d.scramble, esp_factor(), now_s);
             }
             break;
         }

@@ -73,12 +73,12 @@ void Plane::scramble(uint64_t* w, uint32_t b, uint32_t wl) const {
     for (uint32_t i = 0; i < words_; ++i) w[i] ^= core::splitmix64(key + i);
 }
 
-void Plane::program(uint32_t b, uint32_t wl, CellMode mode, bool randomise, double esp_factor,
+void Plane::program(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble, double esp_factor,
                     double now_s) {
     BlockState& bs = touch(b);
     PageState& p = bs.pages[wl];
     p.mode = mode;
-    p.randomised = randomise;
+    p.scramble = scramble;
     p.esp_factor = mode == CellMode::Esp ? esp_factor : 0.0;
     p.programmed_s = now_s;
     if (bs.mode == CellMode::Erased) bs.mode = mode;
@@ -92,7 +92,7 @@ void Plane::program(uint32_t b, uint32_t wl, CellMode mode, bool randomise, doub
     if (!slc_like(mode)) std::memcpy(latch(D2), c, words_ * 8);
     p.data.reset(new uint64_t[words_]);
     std::memcpy(p.data.get(), d1, words_ * 8);
-    if (randomise) scramble(p.data.get(), b, wl);
+    if (scramble == Scramble::OnDie) this->scramble(p.data.get(), b, wl);
 }
 
 void Plane::erase(uint32_t b) {
@@ -139,7 +139,7 @@ const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, double now_s,
     double p_err = 0;
     if (inject) {
         double days = (now_s - p.programmed_s) / 86400.0 + cfg_.reliability.retention_days;
-        p_err = model_.rber(p.mode, pe_cycles(b), days, p.randomised, p.esp_factor);
+        p_err = model_.rber(p.mode, pe_cycles(b), days, p.randomised(), p.esp_factor);
     }
     if (!(p_err > 0)) return p.data.get();
     noisy_.assign(p.data.get(), p.data.get() + words_);
@@ -175,7 +175,8 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
             if (!cells) continue;
             uint64_t* a = acc_.data();
             for (uint32_t w = 0; w < words_; ++w) a[w] &= cells[w];
-            if (single && bs->pages[wl].randomised) scramble(a, slots[i].block, wl);
+            if (single && bs->pages[wl].scramble == Scramble::OnDie)
+                scramble(a, slots[i].block, wl);
         }
         for (uint32_t w = 0; w < words_; ++w) res[w] |= acc_[w];
     }

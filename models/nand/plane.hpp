@@ -20,7 +20,8 @@ namespace canopy::nand {
 
 struct PageState {
     CellMode mode = CellMode::Erased;
-    bool randomised = false;
+    Scramble scramble = Scramble::None;
+    bool randomised() const { return scramble != Scramble::None; }
     double esp_factor = 0;             // tESP/tPROG; double so that 1.9 stays >= esp_zero_factor
     double programmed_s = 0;           // simulated time of the program, for retention age
     std::unique_ptr<uint64_t[]> data;  // null when erased or in timing-only mode
@@ -62,14 +63,15 @@ class Plane {
     // Checks a program without changing anything; "" when legal.
     std::string check_program(uint32_t b, uint32_t wl, CellMode mode) const;
     // Programs the C-latch's content (moved through D1, and D2 for MLC/TLC) into the page.
-    void program(uint32_t b, uint32_t wl, CellMode mode, bool randomise, double esp_factor,
+    void program(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble, double esp_factor,
                  double now_s);
     void erase(uint32_t b);
 
     // Checks the wordlines an MWS would sense; "" when legal.
     std::string check_sense(const SenseSlot* slots, size_t n) const;
     // Senses: per slot the AND of its wordlines, OR across slots, optionally inverted; then the
-    // latch functions. A single-wordline read of a randomised page is de-randomised on the die.
+    // latch functions. A single-wordline read of a page scrambled on the die is de-randomised
+    // there.
     SenseResult sense(const SenseSlot* slots, size_t n, const SenseFlags& f, double now_s,
                       core::Rng& rng, bool inject);
     // C-latch = S-latch XOR C-latch.

@@ -23,6 +23,11 @@
 namespace canopy::nand {
 
 enum class CellMode : uint8_t { Erased, Slc, Mlc, Tlc, Esp };
+
+// How a page's data was randomised before it reached the cells: not at all (in-flash computing
+// operands), by the die's own scrambler (prefix 9Ah; a normal read undoes it on the die), or by
+// the flash controller's randomiser (prefix 9Bh: only a hint that the cells hold random data).
+enum class Scramble : uint8_t { None, OnDie, Controller };
 const char* mode_name(CellMode m);
 
 class ReliabilityModel {

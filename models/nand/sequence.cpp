@@ -44,9 +44,10 @@ void data_out(CommandExt& c, const RowCodec& rc, uint32_t die, uint32_t plane, u
 }
 
 void program(CommandExt& c, const RowCodec& rc, const std::vector<PageAddress>& planes,
-             CellMode mode, bool randomise, uint32_t bytes) {
+             CellMode mode, Scramble scramble, uint32_t bytes) {
     begin(c, planes.at(0).die);
-    if (randomise) c.cmd(op::kPrefixRandomise);
+    if (scramble == Scramble::OnDie) c.cmd(op::kPrefixRandomise);
+    if (scramble == Scramble::Controller) c.cmd(op::kPrefixRandomised);
     if (mode == CellMode::Slc) c.cmd(op::kPrefixSlc);
     if (mode == CellMode::Mlc) c.cmd(op::kPrefixMlc);
     if (mode == CellMode::Esp) c.cmd(op::kPrefixEsp);

@@ -22,7 +22,12 @@ void data_out(CommandExt& c, const RowCodec& rc, uint32_t die, uint32_t plane, u
               uint32_t bytes);
 // One page per plane; `bytes` of data in per page from column 0.
 void program(CommandExt& c, const RowCodec& rc, const std::vector<PageAddress>& planes,
-             CellMode mode, bool randomise, uint32_t bytes);
+             CellMode mode, Scramble scramble, uint32_t bytes);
+// The same with the die's own randomiser on or off.
+inline void program(CommandExt& c, const RowCodec& rc, const std::vector<PageAddress>& planes,
+                    CellMode mode, bool on_die_randomise, uint32_t bytes) {
+    program(c, rc, planes, mode, on_die_randomise ? Scramble::OnDie : Scramble::None, bytes);
+}
 void erase(CommandExt& c, const RowCodec& rc, const std::vector<PageAddress>& planes);
 void set_features(CommandExt& c, uint32_t die, uint8_t feature);
 void get_features(CommandExt& c, uint32_t die, uint8_t feature);

@@ -47,6 +47,8 @@ core::RegisterMap SpuControl::register_map() {
                   "the network interface holds a received response"},
                  {"dma_done", unsigned(SpuIrq::DmaDone), 1,
                   "the DMA controller finished (its status.done is set, irq enabled there)"},
+                 {"flash_done", unsigned(SpuIrq::FlashDone), 1,
+                  "the flash controller holds completions (irq enabled there)"},
              }},
             {"irq_enable",
              0x18,
@@ -58,6 +60,7 @@ core::RegisterMap SpuControl::register_map() {
                  {"ni_request", unsigned(SpuIrq::NiRequest), 1, "received requests"},
                  {"ni_response", unsigned(SpuIrq::NiResponse), 1, "received responses"},
                  {"dma_done", unsigned(SpuIrq::DmaDone), 1, "DMA completion"},
+                 {"flash_done", unsigned(SpuIrq::FlashDone), 1, "flash completions"},
              }},
             {"perf_requests_in", 0x20, 32, Access::RO, 0,
              "RPC requests the network interface accepted (wraps)"},
@@ -66,6 +69,8 @@ core::RegisterMap SpuControl::register_map() {
             {"perf_responses_in", 0x28, 32, Access::RO, 0, "responses received (wraps)"},
             {"perf_requests_out", 0x2C, 32, Access::RO, 0, "requests sent (wraps)"},
             {"perf_dma_bytes", 0x30, 64, Access::RO, 0, "bytes the DMA controller moved"},
+            {"perf_flash_bytes", 0x38, 64, Access::RO, 0,
+             "bytes the flash controller moved to or from the SSD's memory"},
         });
 }
 

@@ -28,7 +28,7 @@
 namespace canopy::ssd {
 
 // Interrupt sources, bit numbers of irq_pending and irq_enable.
-enum class SpuIrq : unsigned { NiRequest = 0, NiResponse = 1, DmaDone = 2 };
+enum class SpuIrq : unsigned { NiRequest = 0, NiResponse = 1, DmaDone = 2, FlashDone = 3 };
 
 struct SpuControlConfig {
     core::RegisterBankConfig bank;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/payload.hpp"
 #include "link/command_status.hpp"
 #include "ssd/network_interface.hpp"
 
@@ -180,12 +181,8 @@ SpuDmaError SpuDma::move(DmaPort port, uint64_t addr, uint8_t* data, uint64_t n,
         return ok ? SpuDmaError::None : SpuDmaError::Network;
     }
     tlm::tlm_generic_payload gp;
-    gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    gp.set_address(addr);
-    gp.set_data_ptr(data);
-    gp.set_data_length(unsigned(n));
-    gp.set_streaming_width(unsigned(n));
-    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    core::set_access(gp, write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, addr, data,
+                     unsigned(n));
     sc_time d = SC_ZERO_TIME;
     (port == DmaPort::Dmem ? dmem : dram)->b_transport(gp, d);
     latency = d;

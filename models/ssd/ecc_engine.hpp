@@ -1,0 +1,90 @@
+// The flash controller's ECC engine: a binary BCH code per codeword, as the LDPC-less BCH
+// engines of SSD controllers (one encoder on the program path, one decoder on the read path,
+// each codeword's parity stored in the page's spare area). The code here is the real thing:
+// data is encoded and decoded bit-exactly, so the raw bit errors the NAND model injects are
+// corrected (up to t per codeword) or reported as uncorrectable; EccConfig adds the engine's
+// time per codeword, which the flash controller charges.
+//
+// Bit order (the codeword as a polynomial over GF(2)): the data bytes in order, each MSB first,
+// are the highest coefficients, followed by the parity_bits() parity bits, parity byte 0 first,
+// MSB first; the last parity bit is the coefficient of x^0. The low 8 * parity_bytes() -
+// parity_bits() bits of the last parity byte are padding: encode writes them as zero, decode
+// ignores them and never changes them. A codeword shorter than data_bytes() is the same code
+// further shortened (leading zero data bytes left out), so its parity is the same as that of
+// the data with zero bytes prepended.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/config.hpp"
+
+namespace canopy::ssd {
+
+struct EccConfig {
+    uint32_t codeword_bytes = 1024;  // data bytes per codeword [issue: default 1 KiB]
+    // [assumed: 16 KiB-page TLC controllers correct 40-72 bits per KiB; 16 codewords of 126
+    // parity bytes fit the 2,208-byte spare]
+    uint32_t t_bits = 72;          // bits corrected per codeword
+    double t_decode_ns = 1000.0;   // pipelined decoder latency per codeword without errors
+    double t_correct_ns = 1500.0;  // extra when a codeword has errors (Berlekamp-Massey + Chien)
+    double t_encode_ns = 200.0;    // encoder latency per codeword (LFSR, overlaps the transfer)
+    // Relative to the caller's scope (the flash controller describes it under ssd.flash.ecc).
+    // Ranges only; whether a GF(2^m) with m <= 16 fits codeword_bytes and t_bits is checked by
+    // BchCode's constructor.
+    void describe(core::Params& p);
+};
+
+// A binary BCH code over GF(2^m), shortened to the data length: m is the smallest (5..16) with
+// data_bits + m * t <= 2^m - 1. Corrects up to t bit errors anywhere in data + parity; more errors
+// are reported as uncorrectable (never silently returned as good data, except for the rare
+// miscorrection any bounded-distance decoder has: a received word within t of another codeword).
+class BchCode {
+  public:
+    // Throws canopy::InputError("config", "ssd.flash.ecc", reason) when t == 0, data_bytes == 0
+    // or no m <= 16 fits. `max_lane_words` caps the SIMD width the encoder's LFSR uses (2: SSE2
+    // or NEON, 4: AVX2, 8: AVX-512; the widest the CPU has by default): for tests of each kernel.
+    BchCode(uint32_t data_bytes, uint32_t t, uint32_t max_lane_words = 8);
+
+    uint32_t m() const { return m_; }
+    uint32_t t() const { return t_; }
+    uint32_t data_bytes() const { return data_bytes_; }
+    uint32_t parity_bits() const { return p_; }  // degree of the generator polynomial (<= m*t)
+    uint32_t parity_bytes() const { return (p_ + 7) / 8; }
+
+    // Writes parity_bytes() bytes. `len` <= data_bytes() (a shorter codeword is allowed, e.g. a
+    // small metadata codeword); `data` may be null when len == 0.
+    void encode(const uint8_t* data, size_t len, uint8_t* parity) const;
+
+    struct Result {
+        bool uncorrectable = false;
+        uint32_t corrected = 0;  // bits flipped back (data + parity)
+    };
+    // Corrects `data` and `parity` in place. On uncorrectable, leaves them unchanged.
+    Result decode(uint8_t* data, size_t len, uint8_t* parity) const;
+
+    // The LFSR over `len` data bytes with a table of `entry`-word entries (internal).
+    using Kernel = void (*)(const uint64_t* table, uint32_t entry, const uint8_t* data, size_t len,
+                            uint64_t* words);
+
+  private:
+    uint32_t gf_mul(uint32_t a, uint32_t b) const {
+        return (a && b) ? alog_[log_[a] + log_[b]] : 0;
+    }
+    // The remainder register (parity_bits bits, left-aligned in nw_ words) after `len`
+    // data bytes.
+    void remainder(const uint8_t* data, size_t len, uint64_t* words) const;
+    // Roots of the locator among the codeword's `nbits` positions; false when not all found.
+    bool chien(const std::vector<uint32_t>& lambda, uint32_t deg, uint32_t nbits,
+               std::vector<uint32_t>& positions) const;
+
+    uint32_t data_bytes_, t_, m_ = 0, n_ = 0, p_ = 0;
+    uint32_t nw_ = 0;                   // 64-bit words of the remainder register
+    Kernel kernel_ = nullptr;           // the LFSR for this CPU and register size
+    std::vector<uint32_t> alog_, log_;  // alog_ doubled (2n entries) so sums need no mod
+    std::vector<uint64_t> table_;       // [16 byte positions][256 values][nw_]
+    std::vector<uint16_t> syn_table_;   // [t odd syndromes][256]: a byte at alpha^i
+};
+
+}  // namespace canopy::ssd

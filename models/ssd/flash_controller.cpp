@@ -1,0 +1,631 @@
+#include "ssd/flash_controller.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/payload.hpp"
+#include "nand/address.hpp"
+#include "nand/command.hpp"
+#include "nand/sequence.hpp"
+
+namespace canopy::ssd {
+
+using core::Access;
+using sc_core::SC_NS;
+using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
+
+namespace {
+constexpr unsigned kOpShift = 0, kModeShift = 4, kRawBit = 7, kPlanesShift = 8, kFlagsShift = 12,
+                   kTagShift = 16;
+
+const char* opcode_name(FlashOpcode op) {
+    switch (op) {
+        case FlashOpcode::Read:
+            return "read";
+        case FlashOpcode::Program:
+            return "program";
+        case FlashOpcode::Erase:
+            return "erase";
+        case FlashOpcode::Mws:
+            return "mws";
+        case FlashOpcode::Xor:
+            return "xor";
+    }
+    return "?";
+}
+
+// The register's mode field, in CellMode order without Erased.
+constexpr nand::CellMode kModes[] = {nand::CellMode::Slc, nand::CellMode::Mlc, nand::CellMode::Tlc,
+                                     nand::CellMode::Esp};
+
+double ns(const sc_time& t) { return t.to_seconds() * 1e9; }
+}  // namespace
+
+const char* status_name(FlashStatus s) {
+    switch (s) {
+        case FlashStatus::Ok:
+            return "ok";
+        case FlashStatus::Uncorrectable:
+            return "uncorrectable";
+        case FlashStatus::Refused:
+            return "refused";
+        case FlashStatus::Failed:
+            return "failed";
+        case FlashStatus::Bus:
+            return "bus";
+        case FlashStatus::Full:
+            return "full";
+    }
+    return "?";
+}
+
+void FlashControllerConfig::describe(core::Params& p) {
+    p("queue_depth", queue_depth, "", "commands in flight per channel [assumed]", 1, 4096)(
+        "t_setup_ns", t_setup_ns, "ns", "descriptor decode before the first bus cycle [assumed]",
+        0.0, 1e6)("meta_bytes", meta_bytes, "B",
+                  "ECC-protected metadata per page in the spare area (the FTL's reverse map)", 1,
+                  64);
+    core::Params e = p.scope("ecc");
+    ecc.describe(e);
+    bank.describe(p);
+}
+
+core::RegisterMap FlashController::register_map() {
+    std::vector<core::FieldValue> ops = {
+        {"read", uint64_t(FlashOpcode::Read),
+         "read `length` bytes at `column` of the page(s) into SSD memory at dram_addr"},
+        {"program", uint64_t(FlashOpcode::Program),
+         "program the page(s) from SSD memory at dram_addr (`length` bytes per plane, the rest "
+         "0xFF)"},
+        {"erase", uint64_t(FlashOpcode::Erase), "erase the block(s)"},
+        {"mws", uint64_t(FlashOpcode::Mws),
+         "multi-wordline sensing of the mws_count operand slots; then, if length > 0, the C-latch "
+         "to SSD memory"},
+        {"xor", uint64_t(FlashOpcode::Xor),
+         "C-latch = S-latch XOR C-latch; then, if length > 0, the C-latch to SSD memory"},
+    };
+    std::vector<core::FieldValue> statuses;
+    for (auto s : {FlashStatus::Ok, FlashStatus::Uncorrectable, FlashStatus::Refused,
+                   FlashStatus::Failed, FlashStatus::Bus, FlashStatus::Full})
+        statuses.push_back({status_name(s), uint64_t(s)});
+    statuses[1].description = "a codeword had more bit errors than the ECC corrects";
+    statuses[2].description = "malformed command, or the die refused the sequence";
+    statuses[3].description = "the die reported FAIL (program or erase)";
+    statuses[4].description = "the SSD's memory answered with an error";
+    statuses[5].description = "submitted while the queue was full; not run";
+    std::vector<core::Register> regs = {
+        {"command",
+         0x00,
+         32,
+         Access::RW,
+         0,
+         "the command to submit",
+         {
+             {"op", kOpShift, 4, "what to do", ops},
+             {"mode",
+              kModeShift,
+              3,
+              "cell mode of a program",
+              {{"slc", 0}, {"mlc", 1}, {"tlc", 2}, {"esp", 3, "enhanced SLC (Flash-Cosmos 4.2)"}}},
+             {"raw", kRawBit, 1,
+              "no randomiser and no ECC (in-flash computing operands; latch transfers are always "
+              "raw)"},
+             {"planes", kPlanesShift, 4,
+              "planes of a multi-plane read, program or erase (0 counts as 1)"},
+             {"mws_flags", kFlagsShift, 4,
+              "ISCM flags: 1 inverse, 2 init S-latch, 4 init C-latch, 8 S to C transfer"},
+             {"tag", kTagShift, 16, "returned with the completion"},
+         }},
+        {"die", 0x04, 32, Access::RW, 0, "die on the channel (chip enable)"},
+        {"plane", 0x08, 32, Access::RW, 0, "first plane"},
+        {"block", 0x0C, 32, Access::RW, 0, "block in the plane"},
+        {"page", 0x10, 32, Access::RW, 0, "page (wordline) in the block"},
+        {"column", 0x14, 32, Access::RW, 0, "byte offset in the page's data area"},
+        {"dram_addr", 0x18, 64, Access::RW, 0, "SSD memory address of the data"},
+        {"length", 0x20, 32, Access::RW, 0, "bytes per plane"},
+        {"mws_count", 0x24, 32, Access::RW, 0, "operand slots of an MWS (1-8)"},
+        {"meta", 0x28, 64, Access::RW, 0, "metadata word a program stores in the spare area"},
+        {"submit", 0x30, 32, Access::Trigger, 0, "write 1: queue the command in these registers"},
+        {"sq_free", 0x34, 32, Access::RO, 0, "commands the queue takes now"},
+        {"irq_enable", 0x38, 32, Access::RW, 0, "bit 0: raise flash_done while completions wait"},
+        {"cq_count", 0x3C, 32, Access::RO, 0, "completions waiting"},
+        {"cq_tag", 0x40, 32, Access::RO, 0, "the oldest completion's tag"},
+        {"cq_status",
+         0x44,
+         32,
+         Access::RO,
+         0,
+         "the oldest completion's status",
+         {{"code", 0, 8, "how it ended", statuses}}},
+        {"cq_corrected", 0x48, 32, Access::RO, 0, "bits the ECC corrected (reads)"},
+        {"cq_uncorrectable", 0x4C, 32, Access::RO, 0, "codewords it could not correct (reads)"},
+        {"cq_meta", 0x50, 64, Access::RO, 0, "the page's metadata word (reads; ones if erased)"},
+        {"cq_latency_ns", 0x58, 32, Access::RO, 0, "submit to completion, in ns (rounded)"},
+        {"cq_pop", 0x5C, 32, Access::Trigger, 0, "write 1: drop the oldest completion"},
+    };
+    for (uint32_t i = 0; i < kMaxMwsOperands; ++i) {
+        const std::string n = std::to_string(i);
+        regs.push_back({"mws_block" + n, 0x80 + 16 * i, 32, Access::RW, 0,
+                        "MWS operand slot " + n + ": block"});
+        regs.push_back({"mws_pbm" + n, 0x88 + 16 * i, 64, Access::RW, 0,
+                        "MWS operand slot " + n + ": page bitmap (wordlines sensed)"});
+    }
+    return core::RegisterMap(
+        "flash_ctl",
+        "a channel's flash controller: command queue, completion queue, MWS operand slots",
+        std::move(regs));
+}
+
+struct FlashController::Run {
+    const FlashCommand& c;
+    FlashCompletion out;
+    sc_time t;  // how far the command has got
+    uint64_t flow = 0;
+    std::vector<uint8_t>& buf;
+};
+
+FlashController::FlashController(sc_core::sc_module_name name, uint32_t channel,
+                                 const nand::NandConfig& nand_cfg, core::Services& services,
+                                 const FlashControllerConfig& cfg)
+    : sc_module(name),
+      socket("socket"),
+      nand("nand"),
+      dram("dram"),
+      channel_(channel),
+      nand_cfg_(nand_cfg),
+      cfg_(cfg),
+      services_(services),
+      code_(cfg.ecc.codeword_bytes, cfg.ecc.t_bits),
+      meta_code_(cfg.meta_bytes, cfg.ecc.t_bits),
+      randomiser_(services.seed ^ 0x52414E44u),
+      codec_(nand_cfg.geometry),
+      page_buf_(size_t(nand_cfg.geometry.page_total_bytes()) * nand_cfg.geometry.planes_per_die),
+      bank_("bank", register_map(), services, cfg.bank),
+      die_free_(nand_cfg.geometry.dies_per_channel, SC_ZERO_TIME),
+      track_(services.trace.track(this->name())),
+      commands_(services.stats.counter(this->name(), "commands", "commands submitted", true)),
+      refused_(services.stats.counter(this->name(), "refused",
+                                      "commands refused (malformed or "
+                                      "refused by the die)")),
+      full_(services.stats.counter(this->name(), "full", "submits while the queue was full")),
+      uncorrectable_(services.stats.counter(this->name(), "uncorrectable",
+                                            "reads with an uncorrectable codeword")),
+      failed_(services.stats.counter(this->name(), "failed", "programs and erases that failed")),
+      corrected_bits_(
+          services.stats.counter(this->name(), "corrected_bits", "bit errors the ECC corrected")),
+      codewords_decoded_(services.stats.counter(this->name(), "codewords", "codewords decoded")) {
+    const nand::Geometry& g = nand_cfg.geometry;
+    const std::string place = std::string("ssd.flash.ecc (") + this->name() + ")";
+    if (g.page_bytes % cfg.ecc.codeword_bytes)
+        throw InputError("config", place,
+                         "codeword_bytes " + std::to_string(cfg.ecc.codeword_bytes) +
+                             " does not divide the page (" + std::to_string(g.page_bytes) + " B)");
+    codewords_ = g.page_bytes / cfg.ecc.codeword_bytes;
+    parity_offset_ = g.page_bytes;
+    meta_offset_ = parity_offset_ + codewords_ * code_.parity_bytes();
+    const uint32_t need = meta_offset_ + cfg.meta_bytes + meta_code_.parity_bytes();
+    if (need > g.page_total_bytes())
+        throw InputError("config", place,
+                         std::to_string(codewords_) + " codewords of " +
+                             std::to_string(code_.parity_bytes()) +
+                             " parity bytes (t = " + std::to_string(cfg.ecc.t_bits) +
+                             ") and the metadata need " + std::to_string(need - g.page_bytes) +
+                             " spare bytes; the page has " + std::to_string(g.spare_bytes));
+    for (auto op : {FlashOpcode::Read, FlashOpcode::Program, FlashOpcode::Erase, FlashOpcode::Mws,
+                    FlashOpcode::Xor})
+        latency_.push_back(&services.stats.distribution(
+            this->name(), std::string(opcode_name(op)) + "_latency", "ns",
+            std::string("submit to completion of each ") + opcode_name(op)));
+    socket.bind(bank_.socket);
+    bank_.write("sq_free", cfg_.queue_depth);
+    bank_.on_write("submit", [this](const core::RegisterAccess& a) { on_submit(a); });
+    bank_.on_write("cq_pop", [this](const core::RegisterAccess& a) { on_pop(a); });
+    bank_.on_write("irq_enable", [this](const core::RegisterAccess& a) {
+        completions(a.at);
+        update_irq(a.at);
+    });
+    for (const char* r : {"sq_free", "cq_count", "cq_tag", "cq_status", "cq_corrected",
+                          "cq_uncorrectable", "cq_meta", "cq_latency_ns"})
+        bank_.on_read(r, [this](core::RegisterAccess& a) { on_cq_read(a); });
+    SC_THREAD(irq_thread);
+}
+
+std::string FlashController::check(const FlashCommand& c) const {
+    const nand::Geometry& g = nand_cfg_.geometry;
+    auto over = [](const char* what, uint64_t v, uint64_t n) {
+        return std::string(what) + " " + std::to_string(v) + " is out of range (the " + what +
+               "s are 0-" + std::to_string(n - 1) + ")";
+    };
+    if (uint32_t(c.op) < 1 || uint32_t(c.op) > 5)
+        return "unknown opcode " + std::to_string(uint32_t(c.op));
+    if (c.die >= g.dies_per_channel) return over("die", c.die, g.dies_per_channel);
+    if (c.planes == 0 || c.plane + c.planes > g.planes_per_die)
+        return "planes " + std::to_string(c.plane) + "+" + std::to_string(c.planes) +
+               " exceed the die's " + std::to_string(g.planes_per_die);
+    if (c.block >= g.blocks_per_plane) return over("block", c.block, g.blocks_per_plane);
+    if (c.page >= g.wordlines_per_block) return over("page", c.page, g.wordlines_per_block);
+    switch (c.op) {
+        case FlashOpcode::Read:
+            if (c.length == 0 || c.column > g.page_bytes || c.length > g.page_bytes - c.column)
+                return "read of " + std::to_string(c.length) + " bytes at column " +
+                       std::to_string(c.column) + " is not inside the " +
+                       std::to_string(g.page_bytes) + "-byte page";
+            break;
+        case FlashOpcode::Program:
+            if (c.length == 0 || c.length > g.page_bytes)
+                return "program of " + std::to_string(c.length) + " bytes (a page holds 1-" +
+                       std::to_string(g.page_bytes) + ")";
+            if (c.mode == nand::CellMode::Erased) return "program without a cell mode";
+            break;
+        case FlashOpcode::Erase:
+            break;
+        case FlashOpcode::Mws:
+            if (c.mws.empty() || c.mws.size() > kMaxMwsOperands)
+                return "MWS with " + std::to_string(c.mws.size()) + " operand slots (1-" +
+                       std::to_string(kMaxMwsOperands) + ")";
+            for (const MwsSlot& s : c.mws)
+                if (s.block >= g.blocks_per_plane)
+                    return over("block", s.block, g.blocks_per_plane);
+            [[fallthrough]];
+        case FlashOpcode::Xor:
+            if (c.planes != 1) return std::string(opcode_name(c.op)) + " works on one plane";
+            if (c.column > g.page_total_bytes() || c.length > g.page_total_bytes() - c.column)
+                return "latch transfer of " + std::to_string(c.length) + " bytes at column " +
+                       std::to_string(c.column) + " is not inside the " +
+                       std::to_string(g.page_total_bytes()) + "-byte latch";
+            break;
+    }
+    return {};
+}
+
+FlashCompletion FlashController::submit(const FlashCommand& cmd, const sc_time& at) {
+    commands_.add();
+    Run r{cmd, {}, at, 0, page_buf_};
+    r.out.tag = cmd.tag;
+    if (in_flight(at) >= cfg_.queue_depth) {
+        full_.add();
+        r.out.status = FlashStatus::Full;
+        r.out.error = std::string(name()) + ": queue full (" + std::to_string(cfg_.queue_depth) +
+                      " commands in flight); command dropped";
+    } else if (std::string why = check(cmd); !why.empty()) {
+        r.out.status = FlashStatus::Refused;
+        r.out.error = std::string(name()) + ": " + opcode_name(cmd.op) + ": " + why;
+    } else {
+        if (services_.trace.enabled()) r.flow = services_.trace.new_flow();
+        run(r);
+    }
+    if (r.out.status == FlashStatus::Refused) refused_.add();
+    r.out.done = r.t;
+    r.out.latency_ns = ns(r.t - at);
+    if (r.out.status != FlashStatus::Full && uint32_t(cmd.op) - 1 < latency_.size())
+        latency_[uint32_t(cmd.op) - 1]->sample(r.out.latency_ns);
+    if (services_.trace.enabled() && r.out.status != FlashStatus::Full)
+        services_.trace.complete(track_, opcode_name(cmd.op), "flash", at, r.t - at, r.flow,
+                                 {{"die", std::to_string(cmd.die)},
+                                  {"block", std::to_string(cmd.block)},
+                                  {"page", std::to_string(cmd.page)},
+                                  {"status", status_name(r.out.status)}});
+    pending_.emplace(r.t, r.out);
+    const sc_time now = sc_core::sc_time_stamp();
+    wake_.notify(r.t > now ? r.t - now : SC_ZERO_TIME);
+    return r.out;
+}
+
+void FlashController::run(Run& r) {
+    const FlashCommand& c = r.c;
+    r.t += sc_time(cfg_.t_setup_ns, SC_NS);
+    switch (c.op) {
+        case FlashOpcode::Read:
+            read(r);
+            break;
+        case FlashOpcode::Program:
+            program(r);
+            break;
+        case FlashOpcode::Erase:
+            nand::seq::erase(ext_, codec_, pages(c));
+            issue(r, nullptr, 0, r.t);
+            break;
+        case FlashOpcode::Mws:
+        case FlashOpcode::Xor:
+            latch_op(r);
+            break;
+    }
+}
+
+std::vector<nand::PageAddress> FlashController::pages(const FlashCommand& c) const {
+    std::vector<nand::PageAddress> v;
+    for (uint32_t p = 0; p < c.planes; ++p)
+        v.push_back({channel_, c.die, c.plane + p, c.block, c.page});
+    return v;
+}
+
+sc_time FlashController::issue(Run& r, uint8_t* data, uint32_t length, const sc_time& at) {
+    tlm::tlm_generic_payload gp;
+    core::RequestExt req;
+    req.flow = r.flow;
+    core::set_access(gp, tlm::TLM_IGNORE_COMMAND, 0, data, length);
+    gp.set_extension(&ext_);
+    gp.set_extension(&req);
+    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time start = std::max(at, die_free_[r.c.die]);
+    sc_time delay = start - now;
+    nand->b_transport(gp, delay);
+    gp.clear_extension(&ext_);
+    gp.clear_extension(&req);
+    const sc_time ready = now + delay;
+    die_free_[r.c.die] = ready;
+    if (!ext_.ok() && r.out.status == FlashStatus::Ok) {
+        r.out.status = FlashStatus::Refused;
+        r.out.error = std::string(name()) + ": die " + std::to_string(r.c.die) + ": " + ext_.error;
+    } else if ((ext_.status & nand::status::kFail) && r.out.status == FlashStatus::Ok) {
+        r.out.status = FlashStatus::Failed;
+        r.out.error = std::string(name()) + ": die " + std::to_string(r.c.die) + " reported FAIL";
+        failed_.add();
+    }
+    r.t = ready;
+    return ready;
+}
+
+sc_time FlashController::memory(Run& r, bool write, uint64_t addr, uint8_t* data, uint32_t length,
+                                const sc_time& at) {
+    tlm::tlm_generic_payload gp;
+    core::set_access(gp, write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, addr, data,
+                     length);
+    const sc_time now = sc_core::sc_time_stamp();
+    sc_time delay = at - now;
+    dram->b_transport(gp, delay);
+    bytes_moved_ += length;
+    if (!gp.is_response_ok() && r.out.status == FlashStatus::Ok) {
+        r.out.status = FlashStatus::Bus;
+        r.out.error = std::string(name()) + ": SSD memory " + (write ? "write" : "read") + " at " +
+                      core::TransactionTrace::hex(addr) + " (" + std::to_string(length) +
+                      " B) failed: " + gp.get_response_string();
+    }
+    return now + delay;
+}
+
+bool FlashController::decode_codeword(Run& r, const BchCode& code, uint8_t* data, uint32_t len,
+                                      uint8_t* parity) {
+    codewords_decoded_.add();
+    // An erased codeword reads as ones, which is no codeword: count its zeros instead, as
+    // controllers do, and call it erased when the ECC could have corrected that many.
+    uint32_t zeros = 0;
+    for (uint32_t i = 0; i < len && zeros <= cfg_.ecc.t_bits; ++i)
+        zeros += 8 - __builtin_popcount(data[i]);
+    for (uint32_t i = 0; i < code.parity_bytes() && zeros <= cfg_.ecc.t_bits; ++i)
+        zeros += 8 - __builtin_popcount(parity[i]);
+    if (zeros <= cfg_.ecc.t_bits) {
+        std::memset(data, 0xFF, len);
+        r.out.corrected_bits += zeros;
+        return true;
+    }
+    const BchCode::Result res = code.decode(data, len, parity);
+    if (res.uncorrectable)
+        ++r.out.uncorrectable_codewords;
+    else
+        r.out.corrected_bits += res.corrected;
+    return false;
+}
+
+void FlashController::read(Run& r) {
+    const FlashCommand& c = r.c;
+    const nand::Geometry& g = nand_cfg_.geometry;
+    const uint32_t total = g.page_total_bytes(), cw = cfg_.ecc.codeword_bytes;
+    const uint32_t par = code_.parity_bytes();
+    nand::seq::read(ext_, codec_, pages(c));
+    issue(r, nullptr, 0, r.t);
+    // Codewords k0..k1 hold the bytes asked for; their parity and the metadata come out too.
+    const uint32_t k0 = c.column / cw, k1 = (c.column + c.length - 1) / cw, n = k1 - k0 + 1;
+    const bool functional = nand_cfg_.functional;
+    sc_time decoded = r.t;
+    for (uint32_t p = 0; p < c.planes && r.out.status == FlashStatus::Ok; ++p) {
+        uint8_t* page = r.buf.data() + size_t(p) * total;
+        auto out = [&](uint32_t column, uint32_t bytes) {
+            nand::seq::data_out(ext_, codec_, c.die, c.plane + p, column, bytes);
+            issue(r, page + column, bytes, r.t);
+        };
+        if (c.raw) {
+            out(c.column, c.length);
+        } else {
+            out(k0 * cw, n * cw);
+            out(parity_offset_ + k0 * par, n * par);
+            out(meta_offset_, cfg_.meta_bytes + meta_code_.parity_bytes());
+        }
+        if (r.out.status != FlashStatus::Ok) break;
+        // The decoder works on codewords as they stream in: the page is decoded one codeword
+        // time after its last byte, plus the correction when a codeword had errors.
+        bool errors = false;
+        if (!c.raw && functional) {
+            const uint32_t before = r.out.corrected_bits + r.out.uncorrectable_codewords;
+            const uint64_t key =
+                randomiser_.page_key(channel_, c.die, c.plane + p, c.block, c.page);
+            for (uint32_t k = k0; k <= k1; ++k) {
+                if (decode_codeword(r, code_, page + k * cw, cw, page + parity_offset_ + k * par))
+                    continue;  // erased: ones, never scrambled
+                // De-randomise the part of the codeword that was asked for.
+                const uint32_t from = std::max(c.column, k * cw);
+                const uint32_t to = std::min(c.column + c.length, (k + 1) * cw);
+                randomiser_.apply(key, from, page + from, to - from);
+            }
+            uint8_t* meta = page + meta_offset_;
+            decode_codeword(r, meta_code_, meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
+            errors = r.out.corrected_bits + r.out.uncorrectable_codewords != before;
+            if (p == 0) std::memcpy(&r.out.meta, meta, std::min<uint32_t>(8, cfg_.meta_bytes));
+        }
+        if (!c.raw)
+            decoded = std::max(decoded, r.t + sc_time(cfg_.ecc.t_decode_ns +
+                                                          (errors ? cfg_.ecc.t_correct_ns : 0.0),
+                                                      SC_NS));
+        else
+            decoded = std::max(decoded, r.t);
+        decoded = memory(r, true, c.dram_addr + uint64_t(p) * c.length, page + c.column, c.length,
+                         decoded);
+    }
+    if (!functional && !c.raw) r.out.meta = ~uint64_t(0);
+    if (r.out.uncorrectable_codewords && r.out.status == FlashStatus::Ok) {
+        r.out.status = FlashStatus::Uncorrectable;
+        r.out.error = std::string(name()) + ": die " + std::to_string(c.die) + " block " +
+                      std::to_string(c.block) + " page " + std::to_string(c.page) + ": " +
+                      std::to_string(r.out.uncorrectable_codewords) +
+                      " codeword(s) beyond the ECC's " + std::to_string(cfg_.ecc.t_bits) + " bits";
+        uncorrectable_.add();
+    }
+    corrected_bits_.add(r.out.corrected_bits);
+    r.t = std::max(r.t, decoded);
+}
+
+void FlashController::program(Run& r) {
+    const FlashCommand& c = r.c;
+    const nand::Geometry& g = nand_cfg_.geometry;
+    const uint32_t total = g.page_total_bytes(), cw = cfg_.ecc.codeword_bytes;
+    const uint32_t par = code_.parity_bytes();
+    sc_time loaded = r.t;
+    for (uint32_t p = 0; p < c.planes; ++p) {
+        uint8_t* page = r.buf.data() + size_t(p) * total;
+        std::memset(page, 0xFF, total);
+        loaded = memory(r, false, c.dram_addr + uint64_t(p) * c.length, page, c.length, loaded);
+        if (!nand_cfg_.functional) continue;
+        if (c.raw) {
+            std::memcpy(page + meta_offset_, &c.meta, std::min<uint32_t>(8, cfg_.meta_bytes));
+            continue;
+        }
+        const uint64_t key = randomiser_.page_key(channel_, c.die, c.plane + p, c.block, c.page);
+        randomiser_.apply(key, 0, page, g.page_bytes);
+        for (uint32_t k = 0; k < codewords_; ++k)
+            code_.encode(page + k * cw, cw, page + parity_offset_ + k * par);
+        uint8_t* meta = page + meta_offset_;
+        std::memset(meta, 0, cfg_.meta_bytes);
+        std::memcpy(meta, &c.meta, std::min<uint32_t>(8, cfg_.meta_bytes));
+        meta_code_.encode(meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
+    }
+    if (r.out.status != FlashStatus::Ok) return;
+    // The encoder runs as the bytes stream to the die: one codeword's latency on top.
+    if (!c.raw) loaded += sc_time(cfg_.ecc.t_encode_ns, SC_NS);
+    nand::seq::program(ext_, codec_, pages(c), c.mode,
+                       c.raw ? nand::Scramble::None : nand::Scramble::Controller, total);
+    issue(r, r.buf.data(), total * c.planes, loaded);
+}
+
+void FlashController::latch_op(Run& r) {
+    const FlashCommand& c = r.c;
+    if (c.op == FlashOpcode::Mws) {
+        std::vector<nand::seq::MwsOperand> slots;
+        for (const MwsSlot& s : c.mws) slots.push_back({s.block, s.pbm});
+        nand::seq::mws(ext_, codec_, c.die, c.plane, c.mws_flags, slots);
+    } else {
+        nand::seq::xor_latches(ext_, codec_, c.die, c.plane);
+    }
+    issue(r, nullptr, 0, r.t);
+    if (c.length == 0 || r.out.status != FlashStatus::Ok) return;
+    uint8_t* page = r.buf.data();
+    nand::seq::data_out(ext_, codec_, c.die, c.plane, c.column, c.length);
+    issue(r, page + c.column, c.length, r.t);
+    if (r.out.status == FlashStatus::Ok)
+        r.t = memory(r, true, c.dram_addr, page + c.column, c.length, r.t);
+}
+
+size_t FlashController::in_flight(const sc_time& at) const {
+    return size_t(std::distance(pending_.upper_bound(at), pending_.end()));
+}
+
+size_t FlashController::completions(const sc_time& at) {
+    while (!pending_.empty() && pending_.begin()->first <= at) {
+        const sc_time done = pending_.begin()->first;
+        visible_.push_back(std::move(pending_.begin()->second));
+        pending_.erase(pending_.begin());
+        update_irq(done);  // the line rises when the completion enters the queue
+    }
+    return visible_.size() - visible_head_;
+}
+
+FlashCommand FlashController::from_registers() const {
+    FlashCommand c;
+    const uint64_t cmd = bank_.read("command");
+    c.op = FlashOpcode((cmd >> kOpShift) & 0xF);
+    const uint32_t mode = (cmd >> kModeShift) & 7;
+    c.mode = mode < 4 ? kModes[mode] : nand::CellMode::Erased;
+    c.raw = (cmd >> kRawBit) & 1;
+    c.planes = std::max<uint32_t>(1, (cmd >> kPlanesShift) & 0xF);
+    c.mws_flags = uint8_t((cmd >> kFlagsShift) & 0xF);
+    c.tag = uint16_t(cmd >> kTagShift);
+    c.die = uint32_t(bank_.read("die"));
+    c.plane = uint32_t(bank_.read("plane"));
+    c.block = uint32_t(bank_.read("block"));
+    c.page = uint32_t(bank_.read("page"));
+    c.column = uint32_t(bank_.read("column"));
+    c.dram_addr = bank_.read("dram_addr");
+    c.length = uint32_t(bank_.read("length"));
+    c.meta = bank_.read("meta");
+    if (c.op == FlashOpcode::Mws) {
+        const uint64_t n = bank_.read("mws_count");
+        for (uint64_t i = 0; i < std::min<uint64_t>(n, kMaxMwsOperands); ++i)
+            c.mws.push_back({uint32_t(bank_.read("mws_block" + std::to_string(i))),
+                             bank_.read("mws_pbm" + std::to_string(i))});
+        if (n > kMaxMwsOperands) c.mws.resize(kMaxMwsOperands + 1);  // refused by check()
+    }
+    return c;
+}
+
+void FlashController::on_submit(const core::RegisterAccess& a) {
+    if (!(a.value & a.lanes & 1)) return;
+    submit(from_registers(), a.at);
+}
+
+void FlashController::on_cq_read(core::RegisterAccess& a) {
+    const size_t n = a.debug ? visible_.size() - visible_head_ : completions(a.at);
+    const std::string& reg = a.reg.name;
+    if (reg == "sq_free") {
+        a.value = cfg_.queue_depth - std::min<size_t>(cfg_.queue_depth, in_flight(a.at));
+        return;
+    }
+    if (reg == "cq_count") {
+        a.value = n;
+        return;
+    }
+    if (n == 0) {
+        a.value = 0;
+        return;
+    }
+    const FlashCompletion& h = visible_[visible_head_];
+    if (reg == "cq_tag")
+        a.value = h.tag;
+    else if (reg == "cq_status")
+        a.value = uint64_t(h.status);
+    else if (reg == "cq_corrected")
+        a.value = h.corrected_bits;
+    else if (reg == "cq_uncorrectable")
+        a.value = h.uncorrectable_codewords;
+    else if (reg == "cq_meta")
+        a.value = h.meta;
+    else if (reg == "cq_latency_ns")
+        a.value = uint64_t(h.latency_ns + 0.5);
+}
+
+void FlashController::on_pop(const core::RegisterAccess& a) {
+    if (!(a.value & a.lanes & 1)) return;
+    if (completions(a.at) > 0 && ++visible_head_ == visible_.size()) {
+        visible_.clear();
+        visible_head_ = 0;
+    }
+    update_irq(a.at);
+}
+
+void FlashController::update_irq(const sc_time& at) {
+    const bool level = (bank_.read("irq_enable") & 1) && visible_.size() > visible_head_;
+    if (level == irq_level_) return;
+    irq_level_ = level;
+    if (irq_) irq_(level, at);
+}
+
+void FlashController::irq_thread() {
+    while (true) {
+        wait(wake_);
+        const sc_time now = sc_core::sc_time_stamp();
+        completions(now);
+        if (!pending_.empty()) wake_.notify(pending_.begin()->first - now);
+    }
+}
+
+}  // namespace canopy::ssd

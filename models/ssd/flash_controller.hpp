@@ -1,0 +1,178 @@
+// One flash channel's controller (Willow on NAND; Flash-Cosmos Sections 2.1, 3.2 and 6): the SPU
+// that owns the channel queues commands through memory-mapped registers; the controller turns
+// each into the dies' ONFI and Flash-Cosmos command sequences (multi-plane READ and PROGRAM, ESP
+// PROGRAM, ERASE, MWS, XOR), keeps the channel's dies working in parallel while their bus phases
+// interleave, and streams the data between the SSD's memory and the dies through its randomiser
+// and ECC engine:
+//   - normal pages are randomised (keyed by the page address), then BCH-encoded per codeword;
+//     the spare area holds the parity and an ECC-protected 8-byte metadata word (the FTL keeps
+//     the page's logical address and sequence there, so the map can be rebuilt after a crash);
+//   - raw pages (operands for in-flash computing, written with ESP) are neither randomised nor
+//     encoded, and MWS or XOR results leave the latches raw: no code survives an AND of pages.
+//   An uncorrectable codeword fails the command (status `uncorrectable`); its bytes still go to
+//   memory, but firmware is told, never handed bad data as good.
+//
+// Registers: register_map(), block "flash_ctl" at SPU_FLASH_BASE; also the firmware's C header
+// and docs/registers.md. Loosely timed: a command is worked out when it is submitted, at the
+// submitting core's local time, against the occupancy of the dies, the channel bus and the
+// SSD's memory; its completion enters the completion queue at the simulated time it ends (reads
+// of the queue registers at a local time past that already see it).
+#pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/register_bank.hpp"
+#include "core/services.hpp"
+#include "nand/address.hpp"
+#include "nand/command.hpp"
+#include "nand/config.hpp"
+#include "nand/reliability.hpp"
+#include "ssd/ecc_engine.hpp"
+#include "ssd/randomiser.hpp"
+
+namespace canopy::ssd {
+
+enum class FlashOpcode : uint32_t { Read = 1, Program = 2, Erase = 3, Mws = 4, Xor = 5 };
+
+enum class FlashStatus : uint32_t {
+    Ok = 0,
+    Uncorrectable = 1,  // a codeword had more errors than the ECC corrects
+    Refused = 2,        // a malformed command, or the die refused the sequence
+    Failed = 3,         // the die reported FAIL (program or erase)
+    Bus = 4,            // the SSD's memory answered with an error
+    Full = 5,           // submitted while the queue was full (never queued)
+};
+const char* status_name(FlashStatus s);
+
+constexpr uint32_t kMaxMwsOperands = 8;  // slots in the register block (the die takes up to 32)
+
+struct MwsSlot {
+    uint32_t block = 0;
+    uint64_t pbm = 0;  // wordlines sensed with VREF (Flash-Cosmos Figure 15a)
+};
+
+// One command as the registers hold it.
+struct FlashCommand {
+    FlashOpcode op = FlashOpcode::Read;
+    uint16_t tag = 0;
+    uint32_t die = 0, plane = 0, block = 0, page = 0;
+    uint32_t planes = 1;  // multi-plane: planes plane .. plane+planes-1, same block and page
+    nand::CellMode mode = nand::CellMode::Tlc;  // programs
+    bool raw = false;  // no randomiser, no ECC (in-flash computing operands)
+    uint64_t dram_addr = 0;
+    uint32_t column = 0;    // byte offset in the page's data area (reads, latch transfers)
+    uint32_t length = 0;    // bytes per plane; programs: up to a page (the rest is written 0xFF)
+    uint64_t meta = 0;      // programs: stored in the spare area
+    uint8_t mws_flags = 0;  // nand::iscm flags
+    std::vector<MwsSlot> mws;
+};
+
+struct FlashCompletion {
+    uint16_t tag = 0;
+    FlashStatus status = FlashStatus::Ok;
+    uint32_t corrected_bits = 0;
+    uint32_t uncorrectable_codewords = 0;
+    uint64_t meta = 0;  // reads: the page's metadata word (all ones if erased)
+    double latency_ns = 0;
+    sc_core::sc_time done;
+    std::string error;  // names the controller, the die and the reason
+};
+
+struct FlashControllerConfig {
+    uint32_t queue_depth = 32;  // assumed: commands in flight per channel
+    double t_setup_ns = 50.0;   // assumed: descriptor decode before the first bus cycle
+    EccConfig ecc;
+    uint32_t meta_bytes = 8;  // ECC-protected metadata in the spare area
+    core::RegisterBankConfig bank;
+    void describe(core::Params& p);  // relative to the caller's scope
+};
+
+class FlashController : public sc_core::sc_module {
+  public:
+    tlm::tlm_target_socket<> socket;                           // registers
+    tlm_utils::simple_initiator_socket<FlashController> nand;  // the channel (nand::Channel)
+    tlm_utils::simple_initiator_socket<FlashController> dram;  // the SSD's memory
+
+    SC_HAS_PROCESS(FlashController);
+
+    // Throws InputError when the page's spare area cannot hold the ECC parity and metadata.
+    FlashController(sc_core::sc_module_name name, uint32_t channel, const nand::NandConfig& nand,
+                    core::Services& services,
+                    const FlashControllerConfig& cfg = FlashControllerConfig());
+
+    static core::RegisterMap register_map();
+
+    // Queues one command submitted at `at` (>= now), as a write of submit does; the completion
+    // is returned now and enters the completion queue at its `done` time.
+    FlashCompletion submit(const FlashCommand& cmd, const sc_core::sc_time& at);
+    // Completions whose time has come by `at`, oldest first (the register view pops them).
+    size_t completions(const sc_core::sc_time& at);
+    // Commands submitted and not yet completed at `at`.
+    size_t in_flight(const sc_core::sc_time& at) const;
+
+    // Called with the interrupt level (completions waiting and irq enabled) when it changes.
+    void on_irq(std::function<void(bool, const sc_core::sc_time&)> fn) { irq_ = std::move(fn); }
+
+    core::RegisterBank& bank() { return bank_; }
+    const BchCode& code() const { return code_; }
+    uint64_t bytes_moved() const { return bytes_moved_; }
+
+  private:
+    struct Run;  // one command being worked out
+
+    std::string check(const FlashCommand& c) const;
+    // The command's page in each of its planes.
+    std::vector<nand::PageAddress> pages(const FlashCommand& c) const;
+    void run(Run& r);
+    void read(Run& r);
+    void program(Run& r);
+    void latch_op(Run& r);
+    // Sends one sequence to the die at `at`; returns when the die is ready again.
+    sc_core::sc_time issue(Run& r, uint8_t* data, uint32_t length, const sc_core::sc_time& at);
+    sc_core::sc_time memory(Run& r, bool write, uint64_t addr, uint8_t* data, uint32_t length,
+                            const sc_core::sc_time& at);
+    // Corrects one codeword in place; true when it was erased (read as ones, left so).
+    bool decode_codeword(Run& r, const BchCode& code, uint8_t* data, uint32_t len, uint8_t* parity);
+    FlashCommand from_registers() const;
+    void on_submit(const core::RegisterAccess& a);
+    void on_cq_read(core::RegisterAccess& a);
+    void on_pop(const core::RegisterAccess& a);
+    void update_irq(const sc_core::sc_time& at);
+    void irq_thread();
+
+    uint32_t channel_;
+    const nand::NandConfig& nand_cfg_;
+    FlashControllerConfig cfg_;
+    core::Services& services_;
+    BchCode code_, meta_code_;
+    Randomiser randomiser_;
+    nand::RowCodec codec_;
+    nand::CommandExt ext_;           // the sequence being sent (large: kept, not rebuilt)
+    std::vector<uint8_t> page_buf_;  // a page per plane, data and spare
+    uint32_t codewords_;             // per page
+    uint32_t parity_offset_;  // in the page: codeword k's parity at parity_offset_ + k * parity
+    uint32_t meta_offset_;    // the metadata word, then its parity
+    core::RegisterBank bank_;
+    std::vector<sc_core::sc_time> die_free_;
+    std::multimap<sc_core::sc_time, FlashCompletion> pending_;  // by done time
+    std::vector<FlashCompletion> visible_;                      // completion queue, oldest first
+    size_t visible_head_ = 0;
+    bool irq_level_ = false;
+    std::function<void(bool, const sc_core::sc_time&)> irq_;
+    sc_core::sc_event wake_;
+    int track_;
+    uint64_t bytes_moved_ = 0;
+    core::Counter &commands_, &refused_, &full_, &uncorrectable_, &failed_;
+    core::Counter &corrected_bits_, &codewords_decoded_;
+    std::vector<core::Distribution*> latency_;  // per opcode
+};
+
+}  // namespace canopy::ssd
