@@ -12,6 +12,7 @@
 #include "platform/iss_harness.hpp"
 #include "platform/platform_config.hpp"
 #include "platform/register_maps.hpp"
+#include "platform/replay.hpp"
 #include "platform/session.hpp"
 #include "platform/version.hpp"
 
@@ -30,6 +31,7 @@ const char* kUsage =
     "commands:\n"
     "  run      elaborate the platform and run the default scenario\n"
     "  flash    replay a NAND command script against the flash array\n"
+    "  replay   replay a block I/O trace through Base-IO or Direct-IO\n"
     "  exp      run an experiment that reproduces published figures (exp --list)\n"
     "  iss      run an RV32 program (ELF) on one SPU core\n"
     "  config   show the effective configuration (config --dump)\n"
@@ -37,7 +39,8 @@ const char* kUsage =
     "\n"
     "canopy <command> --help shows the command's options; canopy --version its version.\n";
 
-const std::vector<std::string> kCommands = {"run", "flash", "exp", "iss", "config", "regs"};
+const std::vector<std::string> kCommands = {"run", "flash",  "replay", "exp",
+                                            "iss", "config", "regs"};
 
 void add_config_options(po::options_description& d, platform::RunOptions& o) {
     d.add_options()("config", po::value(&o.config_file),
@@ -46,19 +49,22 @@ void add_config_options(po::options_description& d, platform::RunOptions& o) {
         "override one key: --set key=value (repeatable)");
 }
 
-void add_output_options(po::options_description& d, platform::RunOptions& o) {
+// `trace_flag`: the option that writes trace.json (`replay` takes --trace for its input).
+void add_output_options(po::options_description& d, platform::RunOptions& o,
+                        const char* trace_flag = "trace") {
     d.add_options()("out", po::value(&o.out_dir)->default_value("out"),
                     "directory for stats.json, waves.vcd, trace.json")(
         "vcd", po::bool_switch(&o.vcd), "write waves.vcd")(
-        "trace", po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")(
+        trace_flag, po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")(
         "quiet", po::bool_switch(&o.quiet), "no progress line and no summary");
 }
 
-void add_run_options(po::options_description& d, platform::RunOptions& o) {
+void add_run_options(po::options_description& d, platform::RunOptions& o,
+                     const char* trace_flag = "trace") {
     add_config_options(d, o);
     d.add_options()("seed", po::value<uint64_t>(),
                     "seed of all random streams (overrides sim.seed)");
-    add_output_options(d, o);
+    add_output_options(d, o, trace_flag);
 }
 
 // Parses `args` against `desc`, turning Boost's errors into InputErrors that name the command.
@@ -107,6 +113,32 @@ int cmd_run(const std::string& cmd, const std::vector<std::string>& args) {
     auto vm = parse(cmd, args, d, cmd == "flash" ? &pos : nullptr);
     if (vm.count("seed")) o.seed = vm["seed"].as<uint64_t>();
     return platform::run_session(o);
+}
+
+int cmd_replay(const std::vector<std::string>& args) {
+    platform::ReplayOptions o;
+    po::options_description d(
+        "canopy replay --trace FILE [options]: replay a block I/O trace (MSR Cambridge CSV, "
+        "traces/block/README.md) through Willow's Base-IO or Direct-IO");
+    d.add_options()("trace", po::value(&o.trace)->required(), "the trace file")(
+        "path", po::value(&o.path)->default_value("base-io"),
+        "base-io (the kernel's block device) or direct-io (libDirectIO on one file)")(
+        "threads", po::value(&o.threads)->default_value(2),
+        "host programs replaying, each one request at a time")(
+        "disk", po::value<uint32_t>(), "keep only this DiskNumber's requests")(
+        "max", po::value<size_t>(), "replay at most this many requests")(
+        "timed", po::bool_switch(&o.timed),
+        "issue each request no earlier than its timestamp (default: as fast as they complete)");
+    add_run_options(d, o.run, "trace-json");
+    d.add_options()("help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    po::positional_options_description pos;
+    pos.add("trace", 1);
+    auto vm = parse("replay", args, d, &pos);
+    if (vm.count("seed")) o.run.seed = vm["seed"].as<uint64_t>();
+    if (vm.count("disk")) o.disk = vm["disk"].as<uint32_t>();
+    if (vm.count("max")) o.max_requests = vm["max"].as<size_t>();
+    return platform::run_replay(o);
 }
 
 int cmd_exp(const std::vector<std::string>& args) {
@@ -246,6 +278,7 @@ int canopy_main(int argc, char* argv[]) {
         return std::cout << "canopy " << platform::kVersion << "\n", 0;
     if (cmd == "--help" || cmd == "-h" || cmd == "help") return std::cout << kUsage, 0;
     if (cmd == "run" || cmd == "flash") return cmd_run(cmd, args);
+    if (cmd == "replay") return cmd_replay(args);
     if (cmd == "exp") return cmd_exp(args);
     if (cmd == "iss") return cmd_iss(args);
     if (cmd == "config") return cmd_config(args);
