@@ -144,6 +144,9 @@ core::RegisterMap FlashController::register_map() {
         {"cq_meta", 0x50, 64, Access::RO, 0, "the page's metadata word (reads; ones if erased)"},
         {"cq_latency_ns", 0x58, 32, Access::RO, 0, "submit to completion, in ns (rounded)"},
         {"cq_pop", 0x5C, 32, Access::Trigger, 0, "write 1: drop the oldest completion"},
+        {"pages", 0x60, 32, Access::RW, 0,
+         "reads: consecutive pages of the block, by cache read when > 1 (0 counts as 1); page i "
+         "goes to dram_addr + i * length"},
     };
     for (uint32_t i = 0; i < kMaxMwsOperands; ++i) {
         const std::string n = std::to_string(i);
@@ -248,6 +251,10 @@ std::string FlashController::check(const FlashCommand& c) const {
     if (c.page >= g.wordlines_per_block) return over("page", c.page, g.wordlines_per_block);
     switch (c.op) {
         case FlashOpcode::Read:
+            if (c.pages > 1 && (c.planes != 1 || c.page + c.pages > g.wordlines_per_block))
+                return "cache read of " + std::to_string(c.pages) + " pages from page " +
+                       std::to_string(c.page) + " (one plane, inside the block's " +
+                       std::to_string(g.wordlines_per_block) + " pages)";
             if (c.length == 0 || c.column > g.page_bytes || c.length > g.page_bytes - c.column)
                 return "read of " + std::to_string(c.length) + " bytes at column " +
                        std::to_string(c.column) + " is not inside the " +
@@ -409,61 +416,79 @@ bool FlashController::decode_codeword(Run& r, const BchCode& code, uint8_t* data
     return false;
 }
 
-void FlashController::read(Run& r) {
+// One page's bytes out of the C-latch of `plane` (page `page` of the command's block), through
+// the decoder and the de-randomiser, into SSD memory at `dram`; returns when they are there.
+sc_time FlashController::transfer_page(Run& r, uint32_t plane, uint32_t page_no, uint8_t* page,
+                                       uint64_t dram) {
     const FlashCommand& c = r.c;
-    const nand::Geometry& g = nand_cfg_.geometry;
-    const uint32_t total = g.page_total_bytes(), cw = cfg_.ecc.codeword_bytes;
-    const uint32_t par = code_.parity_bytes();
-    nand::seq::read(ext_, codec_, pages(c));
-    issue(r, nullptr, 0, r.t);
+    const uint32_t cw = cfg_.ecc.codeword_bytes, par = code_.parity_bytes();
     // Codewords k0..k1 hold the bytes asked for; their parity and the metadata come out too.
     const uint32_t k0 = c.column / cw, k1 = (c.column + c.length - 1) / cw, n = k1 - k0 + 1;
-    const bool functional = nand_cfg_.functional;
-    sc_time decoded = r.t;
-    for (uint32_t p = 0; p < c.planes && r.out.status == FlashStatus::Ok; ++p) {
-        uint8_t* page = r.buf.data() + size_t(p) * total;
-        auto out = [&](uint32_t column, uint32_t bytes) {
-            nand::seq::data_out(ext_, codec_, c.die, c.plane + p, column, bytes);
-            issue(r, page + column, bytes, r.t);
-        };
-        if (c.raw) {
-            out(c.column, c.length);
-        } else {
-            out(k0 * cw, n * cw);
-            out(parity_offset_ + k0 * par, n * par);
-            out(meta_offset_, cfg_.meta_bytes + meta_code_.parity_bytes());
-        }
-        if (r.out.status != FlashStatus::Ok) break;
-        // The decoder works on codewords as they stream in: the page is decoded one codeword
-        // time after its last byte, plus the correction when a codeword had errors.
-        bool errors = false;
-        if (!c.raw && functional) {
-            const uint32_t before = r.out.corrected_bits + r.out.uncorrectable_codewords;
-            const uint64_t key =
-                randomiser_.page_key(channel_, c.die, c.plane + p, c.block, c.page);
-            for (uint32_t k = k0; k <= k1; ++k) {
-                if (decode_codeword(r, code_, page + k * cw, cw, page + parity_offset_ + k * par))
-                    continue;  // erased: ones, never scrambled
-                // De-randomise the part of the codeword that was asked for.
-                const uint32_t from = std::max(c.column, k * cw);
-                const uint32_t to = std::min(c.column + c.length, (k + 1) * cw);
-                randomiser_.apply(key, from, page + from, to - from);
-            }
-            uint8_t* meta = page + meta_offset_;
-            decode_codeword(r, meta_code_, meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
-            errors = r.out.corrected_bits + r.out.uncorrectable_codewords != before;
-            if (p == 0) std::memcpy(&r.out.meta, meta, std::min<uint32_t>(8, cfg_.meta_bytes));
-        }
-        if (!c.raw)
-            decoded = std::max(decoded, r.t + sc_time(cfg_.ecc.t_decode_ns +
-                                                          (errors ? cfg_.ecc.t_correct_ns : 0.0),
-                                                      SC_NS));
-        else
-            decoded = std::max(decoded, r.t);
-        decoded = memory(r, true, c.dram_addr + uint64_t(p) * c.length, page + c.column, c.length,
-                         decoded);
+    auto out = [&](uint32_t column, uint32_t bytes) {
+        nand::seq::data_out(ext_, codec_, c.die, plane, column, bytes);
+        issue(r, page + column, bytes, r.t);
+    };
+    if (c.raw) {
+        out(c.column, c.length);
+    } else {
+        out(k0 * cw, n * cw);
+        out(parity_offset_ + k0 * par, n * par);
+        out(meta_offset_, cfg_.meta_bytes + meta_code_.parity_bytes());
     }
-    if (!functional && !c.raw) r.out.meta = ~uint64_t(0);
+    if (r.out.status != FlashStatus::Ok) return r.t;
+    if (c.raw) return memory(r, true, dram, page + c.column, c.length, r.t);
+    // The decoder works on codewords as they stream in: the page is decoded one codeword time
+    // after its last byte, plus the correction when a codeword had errors.
+    bool errors = false;
+    if (nand_cfg_.functional) {
+        const uint32_t before = r.out.corrected_bits + r.out.uncorrectable_codewords;
+        const uint64_t key = randomiser_.page_key(channel_, c.die, plane, c.block, page_no);
+        for (uint32_t k = k0; k <= k1; ++k) {
+            if (decode_codeword(r, code_, page + k * cw, cw, page + parity_offset_ + k * par))
+                continue;  // erased: ones, never scrambled
+            // De-randomise the part of the codeword that was asked for.
+            const uint32_t from = std::max(c.column, k * cw);
+            const uint32_t to = std::min(c.column + c.length, (k + 1) * cw);
+            randomiser_.apply(key, from, page + from, to - from);
+        }
+        uint8_t* meta = page + meta_offset_;
+        decode_codeword(r, meta_code_, meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
+        errors = r.out.corrected_bits + r.out.uncorrectable_codewords != before;
+        if (dram == c.dram_addr)
+            std::memcpy(&r.out.meta, meta, std::min<uint32_t>(8, cfg_.meta_bytes));
+    } else {
+        r.out.meta = ~uint64_t(0);
+    }
+    const sc_time decoded =
+        r.t + sc_time(cfg_.ecc.t_decode_ns + (errors ? cfg_.ecc.t_correct_ns : 0.0), SC_NS);
+    return memory(r, true, dram, page + c.column, c.length, decoded);
+}
+
+void FlashController::read(Run& r) {
+    const FlashCommand& c = r.c;
+    const uint32_t total = nand_cfg_.geometry.page_total_bytes();
+    sc_time stored = r.t;
+    nand::seq::read(ext_, codec_, pages(c));
+    issue(r, nullptr, 0, r.t);
+    if (c.pages <= 1) {
+        for (uint32_t p = 0; p < c.planes && r.out.status == FlashStatus::Ok; ++p)
+            stored = std::max(
+                stored, transfer_page(r, c.plane + p, c.page, r.buf.data() + size_t(p) * total,
+                                      c.dram_addr + uint64_t(p) * c.length));
+    } else {
+        // Cache read (ONFI 31h/3Fh): while page i leaves the cache latch, page i+1 is sensed.
+        for (uint32_t i = 0; i < c.pages && r.out.status == FlashStatus::Ok; ++i) {
+            if (i + 1 < c.pages)
+                nand::seq::cache_read(ext_, codec_,
+                                      {channel_, c.die, c.plane, c.block, c.page + i + 1});
+            else
+                nand::seq::cache_read_end(ext_, c.die);
+            issue(r, nullptr, 0, r.t);
+            if (r.out.status != FlashStatus::Ok) break;
+            stored = std::max(stored, transfer_page(r, c.plane, c.page + i, r.buf.data(),
+                                                    c.dram_addr + uint64_t(i) * c.length));
+        }
+    }
     if (r.out.uncorrectable_codewords && r.out.status == FlashStatus::Ok) {
         r.out.status = FlashStatus::Uncorrectable;
         r.out.error = std::string(name()) + ": die " + std::to_string(c.die) + " block " +
@@ -473,7 +498,7 @@ void FlashController::read(Run& r) {
         uncorrectable_.add();
     }
     corrected_bits_.add(r.out.corrected_bits);
-    r.t = std::max(r.t, decoded);
+    r.t = std::max(r.t, stored);
 }
 
 void FlashController::program(Run& r) {
@@ -557,6 +582,7 @@ FlashCommand FlashController::from_registers() const {
     c.column = uint32_t(bank_.read("column"));
     c.dram_addr = bank_.read("dram_addr");
     c.length = uint32_t(bank_.read("length"));
+    c.pages = std::max<uint32_t>(1, uint32_t(bank_.read("pages")));
     c.meta = bank_.read("meta");
     if (c.op == FlashOpcode::Mws) {
         const uint64_t n = bank_.read("mws_count");

@@ -1,9 +1,9 @@
 // One flash channel's controller (Willow on NAND; Flash-Cosmos Sections 2.1, 3.2 and 6): the SPU
 // that owns the channel queues commands through memory-mapped registers; the controller turns
-// each into the dies' ONFI and Flash-Cosmos command sequences (multi-plane READ and PROGRAM, ESP
-// PROGRAM, ERASE, MWS, XOR), keeps the channel's dies working in parallel while their bus phases
-// interleave, and streams the data between the SSD's memory and the dies through its randomiser
-// and ECC engine:
+// each into the dies' ONFI and Flash-Cosmos command sequences (multi-plane READ and PROGRAM,
+// cache READ, ESP PROGRAM, ERASE, MWS, XOR), keeps the channel's dies working in parallel while
+// their bus phases interleave, and streams the data between the SSD's memory and the dies through
+// its randomiser and ECC engine:
 //   - normal pages are randomised (keyed by the page address), then BCH-encoded per codeword;
 //     the spare area holds the parity and an ECC-protected 8-byte metadata word (the FTL keeps
 //     the page's logical address and sequence there, so the map can be rebuilt after a crash);
@@ -65,6 +65,7 @@ struct FlashCommand {
     uint16_t tag = 0;
     uint32_t die = 0, plane = 0, block = 0, page = 0;
     uint32_t planes = 1;  // multi-plane: planes plane .. plane+planes-1, same block and page
+    uint32_t pages = 1;   // reads: pages page .. page+pages-1 of one plane, by cache read
     nand::CellMode mode = nand::CellMode::Tlc;  // programs
     bool raw = false;  // no randomiser, no ECC (in-flash computing operands)
     uint64_t dram_addr = 0;
@@ -133,6 +134,8 @@ class FlashController : public sc_core::sc_module {
     std::vector<nand::PageAddress> pages(const FlashCommand& c) const;
     void run(Run& r);
     void read(Run& r);
+    sc_core::sc_time transfer_page(Run& r, uint32_t plane, uint32_t page_no, uint8_t* page,
+                                   uint64_t dram);
     void program(Run& r);
     void latch_op(Run& r);
     // Sends one sequence to the die at `at`; returns when the die is ready again.

@@ -300,6 +300,35 @@ TEST(FlashController, TimingFollowsDiesBusAndDecoder) {
     EXPECT_EQ(b.fc->completions(sc_core::sc_time_stamp()), waiting + 3);
 }
 
+// A cache read of consecutive pages overlaps each page's transfer with the next one's sensing:
+// tR + tRCBSY steps + n transfers, where page-by-page reads cost n (tR + transfer).
+TEST(FlashController, CacheReadOverlapsSensingWithTransfer) {
+    Bench b([](Bench& b) { b.nand_cfg.reliability.inject_errors = false; });
+    const uint32_t n = 4;
+    std::vector<std::vector<uint8_t>> data;
+    for (uint32_t i = 0; i < n; ++i) {
+        data.push_back(random_bytes(b.page_bytes(), 20 + i));
+        ASSERT_EQ(b.program(1, 6, i, data.back()).status, FlashStatus::Ok);
+    }
+    FlashCommand c = b.cmd(FlashOpcode::Read, 1, 6, 0, 0x400000, b.page_bytes());
+    c.pages = n;
+    const FlashCompletion r = b.run(c);
+    ASSERT_EQ(r.status, FlashStatus::Ok) << r.error;
+    for (uint32_t i = 0; i < n; ++i)
+        EXPECT_EQ(b.get(0x400000 + uint64_t(i) * b.page_bytes(), b.page_bytes()), data[i]) << i;
+    const auto& t = b.nand_cfg.timing;
+    const double xfer_us = normal_read_bytes(b) / t.channel_rate_mbps;
+    // tR (TLC) is longer than a transfer (15.4 us): the sensing of pages 1..3 hides the
+    // transfers of pages 0..2, so about 4 tR + 1 transfer, against 4 (tR + transfer) apart.
+    const double overlapped = n * (t.t_read_tlc_us + t.t_cache_busy_us) + xfer_us;
+    EXPECT_GT(r.latency_ns / 1000, overlapped - 1);
+    EXPECT_LT(r.latency_ns / 1000, overlapped + 10);
+    EXPECT_LT(r.latency_ns / 1000, n * (t.t_read_tlc_us + xfer_us) - (n - 1) * xfer_us / 2);
+    // Past the block's end, or across planes, is refused.
+    c.page = 46;
+    EXPECT_EQ(b.fc->submit(c, sc_core::sc_time_stamp()).status, FlashStatus::Refused);
+}
+
 TEST(FlashController, MultiPlaneProgramAndRead) {
     Bench b([](Bench& b) { b.nand_cfg.reliability.inject_errors = false; });
     auto data = random_bytes(2 * size_t(b.page_bytes()), 7);

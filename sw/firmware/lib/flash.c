@@ -18,6 +18,7 @@ int flash_submit(const struct flash_cmd* c) {
     FC(PAGE) = c->page;
     FC(COLUMN) = c->column;
     FC(LENGTH) = c->length;
+    FC(PAGES) = c->pages;
     write64(FLASH_CTL_DRAM_ADDR_OFFSET, c->dram_addr);
     write64(FLASH_CTL_META_OFFSET, c->meta);
     if (c->op == FLASH_MWS) {

@@ -39,6 +39,7 @@ struct flash_cmd {
     unsigned mws_flags;   /* ISCM flags of an MWS */
     unsigned tag;
     uint32_t die, plane, block, page, column, length;
+    uint32_t pages; /* reads: 0 or 1, or consecutive pages by cache read */
     uint64_t dram_addr, meta;
     unsigned mws_count;
     struct {

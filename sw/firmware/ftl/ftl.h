@@ -1,0 +1,129 @@
+/* The flash translation layer of one channel (docs/ftl.md): page-level mapping of logical pages
+ * (LPNs) to physical pages, out-of-place writes striped round-robin over the channel's (die,
+ * plane) units, greedy garbage collection, dynamic and static wear levelling, bad-block
+ * retirement, TRIM, and recovery of the map from the flash alone (each page's metadata word holds
+ * its LPN and a global write sequence). Portable C99: no allocation, no stdio; the caller gives
+ * the memory for the tables and the flash operations (synchronous callbacks). Data buffers are
+ * opaque 64-bit addresses: the FTL never touches data bytes itself, only through the callbacks. */
+#ifndef FTL_H
+#define FTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes: FTL_OK or a negative code. The flash callbacks return the first three. */
+#define FTL_OK 0
+#define FTL_E_UNCORRECTABLE (-1) /* the page's data could not be corrected */
+#define FTL_E_FAILED (-2)        /* program or erase reported FAIL: the block is worn out */
+#define FTL_E_IO (-3)            /* any other flash error (refused command, bus error) */
+#define FTL_E_RANGE (-4)         /* LPN, offset or length out of range */
+#define FTL_E_ARG (-5)           /* bad geometry or configuration, or memory too small */
+#define FTL_E_NOSPACE (-6)       /* no free block left (too many bad blocks) */
+
+struct ftl_geometry {
+    uint32_t dies, planes_per_die, blocks_per_plane;
+    uint32_t pages_per_block; /* wordlines; at most 65535 */
+    uint32_t page_bytes;      /* data area; one logical page */
+};
+
+struct ftl_ppa {
+    uint32_t die, plane, block, page;
+};
+
+/* The flash, as the caller provides it; all calls synchronous, 0 or an FTL_E_* code. */
+struct ftl_ops {
+    /* Programs a whole page from `buf` with the 8-byte metadata word `meta` in its spare area. */
+    int (*program)(void* ctx, const struct ftl_ppa* ppa, uint64_t buf, uint64_t meta);
+    /* Reads `len` bytes at `offset` of the page into `buf` and the page's metadata word into
+     * *meta_out (all ones when the page is erased); len == 0 reads only the metadata. */
+    int (*read)(void* ctx, const struct ftl_ppa* ppa, uint64_t buf, uint32_t offset, uint32_t len,
+                uint64_t* meta_out);
+    int (*erase)(void* ctx, uint32_t die, uint32_t plane, uint32_t block);
+    /* Buffer helpers: the buffers are opaque to the FTL (SSD memory on the SPU). */
+    void (*copy)(void* ctx, uint64_t dst, uint64_t src, uint32_t len);
+    void (*fill)(void* ctx, uint64_t dst, uint8_t byte, uint32_t len);
+};
+
+struct ftl_config {
+    struct ftl_geometry geo;
+    uint32_t op_permille;    /* over-provisioning: user capacity = usable pages * (1 - op) */
+    uint32_t gc_free_blocks; /* GC runs while fewer blocks are free (at least 2) */
+    uint32_t wl_threshold;   /* static wear levelling when max - min P/E exceeds it; 0: off */
+    uint32_t esp_blocks;     /* per plane, the last blocks: Flash-Cosmos operands, not data */
+    const struct ftl_ops* ops;
+    void* ctx; /* passed to every callback */
+    void* mem; /* the tables (ftl_mem_bytes), 4-byte aligned */
+    uint32_t mem_bytes;
+    uint64_t scratch; /* one page buffer for GC copies and read-modify-write */
+};
+
+struct ftl_stats {
+    uint64_t host_writes;    /* pages written by ftl_write (a sub-page write counts one) */
+    uint64_t host_reads;     /* ftl_read calls */
+    uint64_t flash_programs; /* pages programmed: host writes, GC copies, TRIM records */
+    uint64_t gc_copies;      /* valid pages moved (GC, static wear levelling, bad blocks) */
+    uint64_t gc_victims;     /* blocks reclaimed by GC */
+    uint64_t wl_migrations;  /* blocks emptied by static wear levelling */
+    uint64_t erases;         /* blocks erased (not counting ftl_format) */
+    uint64_t trim_records;   /* TRIM record pages programmed */
+    uint32_t program_failures, erase_failures, bad_blocks;
+    uint32_t bad_records; /* bad-block record pages programmed */
+    uint32_t free_blocks;
+    /* Write amplification = wa_num / wa_den (flash programs per host page written). */
+    uint64_t wa_num, wa_den;
+    /* P/E counts over the data blocks that are not bad; mean = pe_sum / pe_blocks. P/E counts
+     * live in memory only: ftl_mount restarts them at zero (docs/ftl.md). */
+    uint32_t pe_min, pe_max, pe_blocks;
+    uint64_t pe_sum;
+};
+
+/* One FTL; its fields are private (ftl.c). Zero-initialise or not: format or mount sets it up. */
+struct ftl {
+    struct ftl_config cfg;
+    uint8_t* mem;
+    uint32_t units, blocks, pages, lpns, esp_per_unit;
+    uint32_t off_map, off_rmap, off_pe, off_frb, off_frp, off_ufree, off_valid, off_state;
+    uint32_t seq, free_blocks, rr, pe_max, pending;
+    struct ftl_stats st;
+};
+
+/* Bytes of table memory the configuration needs; 0 when the configuration is invalid. */
+uint32_t ftl_mem_bytes(const struct ftl_config* cfg);
+/* Erases every block and starts with empty tables: all LPNs unmapped. */
+int ftl_format(struct ftl* f, const struct ftl_config* cfg);
+/* Rebuilds the tables from the flash (after power loss): reads every written page's metadata. */
+int ftl_mount(struct ftl* f, const struct ftl_config* cfg);
+
+/* Logical pages the FTL offers: valid LPNs are 0 .. ftl_capacity_pages() - 1. */
+uint32_t ftl_capacity_pages(const struct ftl* f);
+/* Reads [offset, offset + len) of logical page `lpn` into buf; an unmapped (never written or
+ * trimmed) page reads as 0xFF bytes, like erased flash. FTL_E_UNCORRECTABLE passes through. */
+int ftl_read(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len);
+/* Writes buf's `len` bytes at `offset` of logical page `lpn`; less than a whole page is a
+ * read-modify-write through the scratch buffer (an unmapped page's other bytes become 0xFF).
+ * Returns when the page is programmed: FTL_OK means the data survives power loss. */
+int ftl_write(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len);
+/* Unmaps `count` LPNs from `lpn`; each mapped one costs a TRIM record page, so that the TRIM
+ * survives power loss. */
+int ftl_trim(struct ftl* f, uint32_t lpn, uint32_t count);
+void ftl_stats(const struct ftl* f, struct ftl_stats* out);
+/* Debug aid: cross-checks the tables (O(pages)); 0 when consistent, else the broken rule's number.
+ */
+int ftl_check(const struct ftl* f);
+
+/* The ESP region (Flash-Cosmos operands): cfg.esp_blocks blocks at the end of every plane,
+ * outside the map. ftl_esp_alloc erases a free one of (die, plane) and hands its block number
+ * out; the caller programs it raw (ESP) and gives it back with ftl_esp_release. Which ESP blocks
+ * are in use is not recovered by ftl_mount: the owner of the operands keeps that. */
+int ftl_esp_alloc(struct ftl* f, uint32_t die, uint32_t plane, uint32_t* block);
+int ftl_esp_release(struct ftl* f, uint32_t die, uint32_t plane, uint32_t block);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
