@@ -11,6 +11,7 @@
 #include "platform/ccix_experiments.hpp"
 #include "platform/nand_experiments.hpp"
 #include "platform/pcie_experiments.hpp"
+#include "platform/ftl_experiment.hpp"
 #include "platform/willow_io.hpp"
 
 namespace canopy::platform {
@@ -64,6 +65,12 @@ const std::vector<Experiment>& experiments() {
          "4 KiB read IOPS, Direct-IO against Base-IO through the host file system (512 B reads "
          "and writes, 4 KiB read latency), and the 4 KiB read's time per part",
          willow_io},
+        {"ftl",
+         "the FTL (sw/firmware/ftl) on a channel's flash controller and 2 dies x 2 planes of "
+         "TLC: write amplification (against the greedy-GC estimate, not a published value), mean "
+         "and p99 write latency and GC rate under uniform random page writes at 7-28 % "
+         "over-provisioning",
+         ftl_experiment},
     };
     return list;
 }
