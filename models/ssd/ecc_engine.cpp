@@ -1,10 +1,15 @@
 #include "ssd/ecc_engine.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "core/error.hpp"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 namespace canopy::ssd {
 
@@ -155,6 +160,180 @@ BchCode::Kernel choose_kernel(uint32_t entry_words, uint32_t max_lane_words) {
     return pick(kLfsr2, entry_words / 2);
 }
 
+// The residues of the `len` bytes (MSB first, the highest coefficients first) modulo K groups'
+// degree-56 polynomials side by side, each in a register: `tab` holds 256 entries per group (the
+// overflow byte times x^56, reduced).
+template <int K>
+void reduce_groups(const uint8_t* bytes, size_t len, const uint64_t* tab, uint64_t* out) {
+    constexpr uint64_t kMask56 = (uint64_t(1) << 56) - 1;
+    uint64_t r[K] = {};
+    for (size_t i = 0; i < len; ++i) {
+        const uint64_t byte = bytes[i];
+        for (int q = 0; q < K; ++q) {
+            r[q] = (((r[q] << 8) ^ byte) & kMask56) ^ tab[q * 256 + (r[q] >> 48)];
+        }
+    }
+    for (int q = 0; q < K; ++q) out[q] = r[q];
+}
+
+// Decoder scratch, reused by each thread's calls so that decoding allocates nothing once warm.
+struct Scratch {
+    std::vector<uint8_t> s, tabs;
+    std::vector<uint64_t> r;
+    std::vector<uint32_t> S, C, B, T, pos, cur, dec;
+};
+
+Scratch& scratch() {
+    thread_local Scratch sc;
+    return sc;
+}
+
+#ifdef CANOPY_X86_KERNELS
+// The SIMD Chien search, W (32 or 64) positions at a time: per locator term j, the values
+// lambda_j alpha^(-jk) of positions k0..k0+W-1 as two byte planes (low and high byte of each),
+// and the step to k0+W (a multiplication by the constant c = alpha^(-Wj), linear over GF(2)) as
+// one 16-entry table per input nibble and output byte, looked up with pshufb. Each term's block
+// in `tabs` is 2W bytes of state and 128 bytes of tables; returns the number of terms. With
+// GFNI (W = 64), the step is four 8x8 bit matrices (gf2p8affineqb) instead of the tables.
+uint32_t chien_setup(uint32_t W, bool gfni, const uint32_t* alog, const uint32_t* logt, uint32_t n,
+                     uint32_t m, const uint32_t* lam, uint32_t deg, uint8_t* tabs) {
+    uint32_t terms = 0;
+    const size_t block = 2 * W + (gfni ? 32 : 128);
+    for (uint32_t j = 1; j <= deg; ++j) {
+        if (!lam[j]) continue;
+        uint8_t* e = tabs + block * terms++;
+        const uint32_t jj = j % n, step = uint32_t((uint64_t(W) * j) % n);
+        uint32_t idx = logt[lam[j]];
+        for (uint32_t s = 0; s < W; ++s) {  // the first W positions
+            const uint32_t v = alog[idx];
+            e[s] = uint8_t(v);
+            e[W + s] = uint8_t(v >> 8);
+            idx = idx >= jj ? idx - jj : idx + n - jj;
+        }
+        uint32_t basis[16];  // x^b times alpha^(-Wj); alog has 2n entries
+        for (uint32_t b = 0; b < 16; ++b) basis[b] = b < m ? alog[n - step + b] : 0;
+        if (gfni) {  // four 8x8 bit matrices (in byte, out byte), row i of the output in byte 7-i
+            for (uint32_t in = 0; in < 2; ++in) {
+                for (uint32_t out = 0; out < 2; ++out) {
+                    uint64_t a = 0;
+                    for (uint32_t i = 0; i < 8; ++i) {
+                        uint64_t row = 0;
+                        for (uint32_t j = 0; j < 8; ++j) {
+                            row |= uint64_t((basis[8 * in + j] >> (8 * out + i)) & 1) << j;
+                        }
+                        a |= row << (8 * (7 - i));
+                    }
+                    std::memcpy(e + 2 * W + 8 * (2 * in + out), &a, 8);
+                }
+            }
+            continue;
+        }
+        for (uint32_t q = 0; q < 4; ++q) {  // nibble q of the input
+            uint8_t* lo = e + 2 * W + 32 * q;
+            uint8_t* hi = lo + 16;
+            uint32_t tab[16];
+            tab[0] = 0;
+            for (uint32_t v = 1; v < 16; ++v) {
+                tab[v] = tab[v & (v - 1)] ^ basis[4 * q + __builtin_ctz(v)];
+            }
+            for (uint32_t v = 0; v < 16; ++v) {
+                lo[v] = uint8_t(tab[v]);
+                hi[v] = uint8_t(tab[v] >> 8);
+            }
+        }
+    }
+    return terms;
+}
+
+// Records the hits of `mask` (bit s: position k0 + s) below nbits; true when all deg are found.
+inline bool chien_hits(uint64_t mask, uint32_t k0, uint32_t nbits, uint32_t deg,
+                       uint32_t* positions, uint32_t& found) {
+    while (mask) {
+        const uint32_t k = k0 + uint32_t(__builtin_ctzll(mask));
+        mask &= mask - 1;
+        if (k >= nbits) break;
+        positions[found++] = k;
+        if (found == deg) return true;
+    }
+    return false;
+}
+
+__attribute__((target("avx2"))) uint32_t chien_avx2(const uint32_t* alog, const uint32_t* logt,
+                                                    uint32_t n, uint32_t m, const uint32_t* lam,
+                                                    uint32_t deg, uint32_t nbits, uint8_t* tabs,
+                                                    uint32_t* positions) {
+    const uint32_t terms = chien_setup(32, false, alog, logt, n, m, lam, deg, tabs);
+    const __m256i nib = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1),
+                  zero = _mm256_setzero_si256();
+    uint32_t found = 0;
+    for (uint32_t k0 = 0; k0 < nbits; k0 += 32) {
+        __m256i slo = zero, shi = zero;
+        for (uint32_t j = 0; j < terms; ++j) {
+            uint8_t* e = tabs + 192 * size_t(j);  // 64 state bytes, 128 table bytes
+            const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e));
+            const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e + 32));
+            slo = _mm256_xor_si256(slo, lo);
+            shi = _mm256_xor_si256(shi, hi);
+            const __m256i n0 = _mm256_and_si256(lo, nib);
+            const __m256i n1 = _mm256_and_si256(_mm256_srli_epi16(lo, 4), nib);
+            const __m256i n2 = _mm256_and_si256(hi, nib);
+            const __m256i n3 = _mm256_and_si256(_mm256_srli_epi16(hi, 4), nib);
+            const uint8_t* t = e + 64;  // the 16-byte tables, the same in both halves
+#define CANOPY_TAB(x) \
+    _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t + 16 * (x))))
+            __m256i nlo = _mm256_shuffle_epi8(CANOPY_TAB(0), n0);
+            __m256i nhi = _mm256_shuffle_epi8(CANOPY_TAB(1), n0);
+            nlo = _mm256_xor_si256(nlo, _mm256_shuffle_epi8(CANOPY_TAB(2), n1));
+            nhi = _mm256_xor_si256(nhi, _mm256_shuffle_epi8(CANOPY_TAB(3), n1));
+            nlo = _mm256_xor_si256(nlo, _mm256_shuffle_epi8(CANOPY_TAB(4), n2));
+            nhi = _mm256_xor_si256(nhi, _mm256_shuffle_epi8(CANOPY_TAB(5), n2));
+            nlo = _mm256_xor_si256(nlo, _mm256_shuffle_epi8(CANOPY_TAB(6), n3));
+            nhi = _mm256_xor_si256(nhi, _mm256_shuffle_epi8(CANOPY_TAB(7), n3));
+#undef CANOPY_TAB
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(e), nlo);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + 32), nhi);
+        }
+        // Lambda(alpha^-k) = 0 where the terms sum to 1 (lambda_0 = 1).
+        const __m256i hit =
+            _mm256_and_si256(_mm256_cmpeq_epi8(slo, one), _mm256_cmpeq_epi8(shi, zero));
+        const uint64_t mask = uint32_t(_mm256_movemask_epi8(hit));
+        if (chien_hits(mask, k0, nbits, deg, positions, found)) return found;
+    }
+    return found;
+}
+
+__attribute__((target("avx512f,avx512bw,gfni"))) uint32_t chien_gfni(
+    const uint32_t* alog, const uint32_t* logt, uint32_t n, uint32_t m, const uint32_t* lam,
+    uint32_t deg, uint32_t nbits, uint8_t* tabs, uint32_t* positions) {
+    const uint32_t terms = chien_setup(64, true, alog, logt, n, m, lam, deg, tabs);
+    const __m512i one = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
+    uint32_t found = 0;
+    for (uint32_t k0 = 0; k0 < nbits; k0 += 64) {
+        __m512i slo = zero, shi = zero;
+        for (uint32_t j = 0; j < terms; ++j) {
+            uint8_t* e = tabs + 160 * size_t(j);
+            const __m512i lo = _mm512_loadu_si512(e);
+            const __m512i hi = _mm512_loadu_si512(e + 64);
+            slo = _mm512_xor_si512(slo, lo);
+            shi = _mm512_xor_si512(shi, hi);
+            uint64_t a[4];
+            std::memcpy(a, e + 128, sizeof a);
+            const __m512i nlo =
+                _mm512_xor_si512(_mm512_gf2p8affine_epi64_epi8(lo, _mm512_set1_epi64(a[0]), 0),
+                                 _mm512_gf2p8affine_epi64_epi8(hi, _mm512_set1_epi64(a[2]), 0));
+            const __m512i nhi =
+                _mm512_xor_si512(_mm512_gf2p8affine_epi64_epi8(lo, _mm512_set1_epi64(a[1]), 0),
+                                 _mm512_gf2p8affine_epi64_epi8(hi, _mm512_set1_epi64(a[3]), 0));
+            _mm512_storeu_si512(e, nlo);
+            _mm512_storeu_si512(e + 64, nhi);
+        }
+        const uint64_t mask = _mm512_cmpeq_epi8_mask(slo, one) & _mm512_cmpeq_epi8_mask(shi, zero);
+        if (chien_hits(mask, k0, nbits, deg, positions, found)) return found;
+    }
+    return found;
+}
+#endif
+
 }  // namespace
 
 void EccConfig::describe(core::Params& p) {
@@ -203,8 +382,22 @@ BchCode::BchCode(uint32_t data_bytes, uint32_t t, uint32_t max_lane_words)
     // distinct cyclotomic coset. Binary polynomials as one coefficient per byte, index = degree.
     std::vector<uint8_t> g{1};
     std::vector<bool> done(n_, false);
+    std::vector<uint32_t> coset_of(2 * size_t(t), 0);  // odd i < 2t: index into minpolys
+    std::vector<uint32_t> minpolys;                    // bit k = coefficient of x^k
     for (uint32_t i = 1; i < 2 * t; i += 2) {
-        if (done[i]) continue;
+        if (done[i]) {
+            for (uint32_t c = 0; c < minpolys.size() && !coset_of[i]; ++c) {
+                // i lies in an earlier coset: find it by the polynomial's root alpha^i.
+                uint32_t v = 0;
+                for (uint32_t k = 0; k <= m_; ++k) {
+                    if ((minpolys[c] >> k) & 1) v ^= alog_[(uint64_t(i) * k) % n_];
+                }
+                if (!v) coset_of[i] = c + 1;
+            }
+            if (!coset_of[i]) throw std::logic_error("BchCode: coset not found");
+            coset_of[i] -= 1;
+            continue;
+        }
         std::vector<uint32_t> mp{1};  // over GF(2^m): product of (x + alpha^j), j in the coset
         uint32_t j = i;
         do {
@@ -215,13 +408,17 @@ BchCode::BchCode(uint32_t data_bytes, uint32_t t, uint32_t max_lane_words)
             j = uint32_t((uint64_t(j) * 2) % n_);
         } while (j != i);
         std::vector<uint8_t> prod(g.size() + mp.size() - 1, 0);
+        uint32_t bits = 0;
         for (size_t k = 0; k < mp.size(); ++k) {
             if (mp[k] > 1) throw std::logic_error("BchCode: minimal polynomial not binary");
             if (mp[k]) {
+                bits |= 1u << k;
                 for (size_t q = 0; q < g.size(); ++q) prod[k + q] ^= g[q];
             }
         }
         g.swap(prod);
+        coset_of[i] = uint32_t(minpolys.size());
+        minpolys.push_back(bits);
     }
     p_ = uint32_t(g.size() - 1);
     nw_ = 8 * ((p_ + 511) / 512);  // words per table entry and register
@@ -258,16 +455,71 @@ BchCode::BchCode(uint32_t data_bytes, uint32_t t, uint32_t max_lane_words)
         }
     }
 
-    // syn_table_[u][b] = b(alpha^i), i = 2u + 1: a byte's contribution to syndrome S_i.
-    syn_table_.assign(size_t(t) * 256, 0);
-    for (uint32_t u = 0; u < t; ++u) {
-        const uint64_t i = 2 * u + 1;
-        for (uint32_t b = 1; b < 256; ++b) {
-            const uint32_t low = __builtin_ctz(b);
-            syn_table_[size_t(u) * 256 + b] =
-                uint16_t(syn_table_[size_t(u) * 256 + (b & (b - 1))] ^ alog_[(i * low) % n_]);
+    // The minimal polynomials packed in order into groups of total degree <= 56 (the product P
+    // of a group fits a word with room for a byte's overflow), and per group the table of byte
+    // v times x^D mod P, D = deg P.
+    std::vector<uint32_t> group_of(minpolys.size());
+    std::vector<uint64_t> prods;
+    std::vector<uint32_t> degs;
+    for (uint32_t c = 0; c < minpolys.size(); ++c) {
+        const uint32_t d = 31 - __builtin_clz(minpolys[c]);
+        if (prods.empty() || degs.back() + d > 56) {
+            prods.push_back(1);
+            degs.push_back(0);
+        }
+        uint64_t prod = 0;  // carry-less product
+        for (uint32_t k = 0; k <= d; ++k) {
+            if ((minpolys[c] >> k) & 1) prod ^= prods.back() << k;
+        }
+        prods.back() = prod;
+        degs.back() += d;
+        group_of[c] = uint32_t(prods.size() - 1);
+    }
+    grp_table_.assign(prods.size() * 256, 0);
+    for (size_t q = 0; q < prods.size(); ++q) {
+        const uint64_t P = prods[q] << (56 - degs[q]);  // degree 56
+        for (uint32_t v = 1; v < 256; ++v) {
+            uint64_t x = uint64_t(v) << 56;  // only x^56..x^63 to reduce
+            for (uint32_t bit = 63; bit >= 56; --bit) {
+                if ((x >> bit) & 1) x ^= P << (bit - 56);
+            }
+            grp_table_[q * 256 + v] = x;
         }
     }
+    // S_i is the group's residue (of s(x) x^pad) at alpha^i, times alpha^(-i pad).
+    const uint32_t pad = 8 * parity_bytes() - p_;
+    for (uint32_t q = 0; q < prods.size(); ++q) {
+        uint32_t lane = 4;
+        for (uint32_t u = 0; u < t; ++u) {
+            const uint64_t i = 2 * u + 1;
+            if (group_of[coset_of[i]] != q) continue;
+            if (lane == 4) {
+                unit_grp_.push_back(q);
+                unit_syn_.insert(unit_syn_.end(), 4, 0);
+                unit_tab_.insert(unit_tab_.end(), 14 * 16, 0);
+                lane = 0;
+            }
+            unit_syn_[unit_syn_.size() - 4 + lane] = uint32_t(i);
+            uint64_t* tab = &unit_tab_[unit_tab_.size() - 14 * 16];
+            for (uint32_t k = 0; k < 14; ++k) {
+                uint64_t vals[16] = {0};  // this lane's values of nibble k
+                for (uint32_t v = 1; v < 16; ++v) {
+                    const uint32_t bit = 4 * k + __builtin_ctz(v);
+                    vals[v] = vals[v & (v - 1)] ^ alog_[(i * (bit + n_ - pad)) % n_];
+                    tab[k * 16 + v] ^= vals[v] << (16 * lane);
+                }
+            }
+            ++lane;
+        }
+    }
+#ifdef CANOPY_X86_KERNELS
+    if (max_lane_words >= 8 && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("gfni")) {
+        simd_chien_ = 64;
+    } else if (max_lane_words >= 4 && __builtin_cpu_supports("avx2")) {
+        simd_chien_ = 32;
+    }
+#endif
 }
 
 void BchCode::remainder(const uint8_t* data, size_t len, uint64_t* words) const {
@@ -308,74 +560,101 @@ BchCode::Result BchCode::decode(uint8_t* data, size_t len, uint8_t* parity) cons
     }
     if (!diff) return res;  // a codeword: the common case
 
-    std::vector<uint8_t> s(pb);
+    Scratch& sc = scratch();
+    sc.s.resize(pb);
+    uint8_t* s = sc.s.data();
     for (i = 0; i < pb; ++i) s[i] = uint8_t(words[i / 8] >> (56 - 8 * (i % 8))) ^ parity[i];
     s[pb - 1] &= last_mask;
 
-    // Syndromes S_i = s(alpha^i), i = 1..2t; the bytes hold s(x) * x^pad. Odd i by Horner over
-    // the bytes, even i as squares (S_2i = S_i^2 in a binary code).
-    std::vector<uint32_t> S(2 * size_t(t_) + 1, 0);
-    std::vector<uint32_t> acc(t_, 0), step(t_);
-    for (uint32_t u = 0; u < t_; ++u) step[u] = uint32_t((uint64_t(8) * (2 * u + 1)) % n_);
-    for (uint32_t i = 0; i < pb; ++i) {
-        const uint16_t* row = &syn_table_[s[i]];
-        for (uint32_t u = 0; u < t_; ++u) {
-            const uint32_t a = acc[u];
-            acc[u] = (a ? alog_[log_[a] + step[u]] : 0) ^ row[size_t(u) * 256];
-        }
+    // Syndromes S_i = s(alpha^i), i = 1..2t; the bytes hold s(x) * x^pad. For odd i, s(x) x^pad
+    // is reduced modulo the product P of its group of minimal polynomials (a byte at a time, all
+    // groups side by side), and the residue (degree < 56) evaluated at alpha^i; even i as squares
+    // (S_2i = S_i^2 in a binary code).
+    const size_t groups = grp_table_.size() / 256;
+    sc.r.assign(groups, 0);
+    uint64_t* r = sc.r.data();
+    const uint64_t* gt = grp_table_.data();
+    size_t q = 0;
+    for (; q + 4 <= groups; q += 4) reduce_groups<4>(s, pb, gt + q * 256, r + q);
+    switch (groups - q) {
+        case 3:
+            reduce_groups<3>(s, pb, gt + q * 256, r + q);
+            break;
+        case 2:
+            reduce_groups<2>(s, pb, gt + q * 256, r + q);
+            break;
+        case 1:
+            reduce_groups<1>(s, pb, gt + q * 256, r + q);
+            break;
+        default:
+            break;
     }
-    for (uint32_t u = 0; u < t_; ++u) {
-        const uint32_t i = 2 * u + 1;
-        const uint32_t unpad = uint32_t((uint64_t(n_) - (uint64_t(i) * pad) % n_) % n_);
-        S[i] = acc[u] ? alog_[log_[acc[u]] + unpad] : 0;
+    sc.S.assign(2 * size_t(t_) + 1, 0);
+    uint32_t* S = sc.S.data();
+    for (size_t e = 0; e < unit_grp_.size(); ++e) {
+        const uint64_t res = r[unit_grp_[e]];
+        const uint64_t* tab = &unit_tab_[e * 14 * 16];
+        uint64_t v = 0;
+        for (uint32_t k = 0; k < 14; ++k) v ^= tab[k * 16 + ((res >> (4 * k)) & 15)];
+        for (uint32_t lane = 0; lane < 4; ++lane) {
+            const uint32_t i = unit_syn_[4 * e + lane];
+            if (i) S[i] = uint32_t(v >> (16 * lane)) & 0xffff;
+        }
     }
     for (uint32_t i = 2; i <= 2 * t_; i += 2) S[i] = gf_mul(S[i / 2], S[i / 2]);
 
     // Berlekamp-Massey for the error locator Lambda(x) = prod (1 + X_l x). In a binary code every
-    // other discrepancy is zero, so only even steps compute one.
-    const size_t cap = 4 * size_t(t_) + 4;
-    std::vector<uint32_t> C(cap, 0), B(cap, 0), T;
+    // other discrepancy is zero, so only even steps compute one. deg(C) stays <= 2t.
+    const size_t cap = 2 * size_t(t_) + 2;
+    sc.C.assign(cap, 0);
+    sc.B.assign(cap, 0);
+    sc.T.resize(cap);
+    uint32_t *C = sc.C.data(), *B = sc.B.data(), *T = sc.T.data();
     C[0] = B[0] = 1;
-    uint32_t L = 0, shift = 1, b = 1;
-    for (uint32_t r = 0; r < 2 * t_; ++r) {
-        if (r % 2) {
-            ++shift;
-            continue;
-        }
+    uint32_t L = 0, shift = 1, b = 1, degB = 0, degC = 0;
+    for (uint32_t r = 0; r < 2 * t_; r += 2) {
         uint32_t d = S[r + 1];
         for (uint32_t i = 1; i <= L; ++i) d ^= gf_mul(C[i], S[r + 1 - i]);
         if (!d) {
-            ++shift;
+            shift += 2;
             continue;
         }
-        const uint32_t coef = alog_[log_[d] + n_ - log_[b]];
+        uint32_t lcoef = log_[d] + n_ - log_[b];  // log of d / b
+        if (lcoef >= n_) lcoef -= n_;
         const bool grow = 2 * L <= r;
-        if (grow) T = C;
-        for (size_t i = 0; i + shift < cap; ++i) {
-            if (B[i]) C[i + shift] ^= gf_mul(coef, B[i]);
+        const uint32_t old_degC = degC;
+        if (grow) std::memcpy(T, C, sizeof(uint32_t) * (degC + 1));
+        for (uint32_t i = 0; i <= degB && i + shift < cap; ++i) {
+            if (B[i]) C[i + shift] ^= alog_[lcoef + log_[B[i]]];
         }
+        if (degB + shift > degC) degC = std::min<uint32_t>(degB + shift, uint32_t(cap - 1));
         if (grow) {
             L = r + 1 - L;
-            B.swap(T);
+            // B takes the old C; clear what is left of the old B above it.
+            for (uint32_t i = old_degC + 1; i <= degB; ++i) B[i] = 0;
+            std::memcpy(B, T, sizeof(uint32_t) * (old_degC + 1));
+            degB = old_degC;
             b = d;
-            shift = 1;
+            shift = 2;
         } else {
-            ++shift;
+            shift += 2;
         }
         if (L > t_) break;
     }
     res.uncorrectable = true;
     if (L == 0 || L > t_) return res;
     uint32_t deg = 0;
-    for (size_t i = 0; i < cap; ++i) {
-        if (C[i]) deg = uint32_t(i);
+    for (uint32_t i = 0; i <= degC; ++i) {
+        if (C[i]) deg = i;
     }
     if (deg != L) return res;
 
     const uint32_t nbits = uint32_t(8 * len) + p_;
-    std::vector<uint32_t> pos;
+    sc.pos.resize(L);
+    uint32_t* pos = sc.pos.data();
     if (!chien(C, L, nbits, pos)) return res;
-    for (uint32_t k : pos) {
+    for (uint32_t e = 0; e < L; ++e) {
+        const uint32_t k = pos[e];
         if (k < p_) {
             const uint32_t q = p_ - 1 - k;
             parity[q / 8] ^= uint8_t(0x80 >> (q % 8));
@@ -392,31 +671,51 @@ BchCode::Result BchCode::decode(uint8_t* data, size_t len, uint8_t* parity) cons
 // Error positions k (the bit of x^k) are where Lambda(alpha^-k) = 0. One error is solved
 // directly; otherwise a Chien search over the shortened codeword's positions only, each term
 // kept as a log that steps by -j per position.
-bool BchCode::chien(const std::vector<uint32_t>& lambda, uint32_t deg, uint32_t nbits,
-                    std::vector<uint32_t>& positions) const {
+bool BchCode::chien(const uint32_t* lambda, uint32_t deg, uint32_t nbits,
+                    uint32_t* positions) const {
     if (deg == 1) {
         const uint32_t k = log_[lambda[1]];
         if (k >= nbits) return false;
-        positions.push_back(k);
+        positions[0] = k;
         return true;
     }
-    std::vector<uint32_t> cur, dec;
+    Scratch& sc = scratch();
+#ifdef CANOPY_X86_KERNELS
+    if (simd_chien_ == 64) {
+        sc.tabs.resize(160 * size_t(deg));
+        return chien_gfni(alog_.data(), log_.data(), n_, m_, lambda, deg, nbits, sc.tabs.data(),
+                          positions) == deg;
+    }
+    if (simd_chien_ == 32) {
+        sc.tabs.resize(192 * size_t(deg));
+        return chien_avx2(alog_.data(), log_.data(), n_, m_, lambda, deg, nbits, sc.tabs.data(),
+                          positions) == deg;
+    }
+#endif
+    sc.cur.clear();
+    sc.dec.clear();
     for (uint32_t j = 1; j <= deg; ++j) {
         if (!lambda[j]) continue;
-        cur.push_back(log_[lambda[j]]);
-        dec.push_back(n_ - j % n_);  // adding n - j is stepping by -j
+        sc.cur.push_back(log_[lambda[j]]);
+        sc.dec.push_back(n_ - j % n_);  // adding n - j is stepping by -j
     }
-    const size_t terms = cur.size();
+    uint32_t* cur = sc.cur.data();
+    const uint32_t* dec = sc.dec.data();
+    const uint32_t* alog = alog_.data();
+    const size_t terms = sc.cur.size();
+    const uint32_t n = n_;
+    uint32_t found = 0;
     for (uint32_t k = 0; k < nbits; ++k) {
         uint32_t sum = 0;
         for (size_t j = 0; j < terms; ++j) {
-            sum ^= alog_[cur[j]];
-            const uint32_t e = cur[j] + dec[j];
-            cur[j] = e >= n_ ? e - n_ : e;
+            const uint32_t c = cur[j];
+            sum ^= alog[c];
+            const uint32_t e = c + dec[j];
+            cur[j] = e >= n ? e - n : e;
         }
         if (sum == 1) {
-            positions.push_back(k);
-            if (positions.size() == deg) return true;
+            positions[found++] = k;
+            if (found == deg) return true;
         }
     }
     return false;

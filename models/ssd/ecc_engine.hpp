@@ -45,6 +45,7 @@ class BchCode {
     // Throws canopy::InputError("config", "ssd.flash.ecc", reason) when t == 0, data_bytes == 0
     // or no m <= 16 fits. `max_lane_words` caps the SIMD width the encoder's LFSR uses (2: SSE2
     // or NEON, 4: AVX2, 8: AVX-512; the widest the CPU has by default): for tests of each kernel.
+    // It caps the decoder's Chien search likewise (below 4: scalar, 4: AVX2, 8: AVX-512 + GFNI).
     BchCode(uint32_t data_bytes, uint32_t t, uint32_t max_lane_words = 8);
 
     uint32_t m() const { return m_; }
@@ -75,16 +76,25 @@ class BchCode {
     // The remainder register (parity_bits bits, left-aligned in nw_ words) after `len`
     // data bytes.
     void remainder(const uint8_t* data, size_t len, uint64_t* words) const;
-    // Roots of the locator among the codeword's `nbits` positions; false when not all found.
-    bool chien(const std::vector<uint32_t>& lambda, uint32_t deg, uint32_t nbits,
-               std::vector<uint32_t>& positions) const;
+    // Roots of the locator lambda[0..deg] (lambda[0] = 1) among the codeword's `nbits`
+    // positions, written to `positions`; false when not all deg are found.
+    bool chien(const uint32_t* lambda, uint32_t deg, uint32_t nbits, uint32_t* positions) const;
 
     uint32_t data_bytes_, t_, m_ = 0, n_ = 0, p_ = 0;
     uint32_t nw_ = 0;                   // 64-bit words of the remainder register
     Kernel kernel_ = nullptr;           // the LFSR for this CPU and register size
+    uint32_t simd_chien_ = 0;           // positions per step of the SIMD Chien search (0: scalar)
     std::vector<uint32_t> alog_, log_;  // alog_ doubled (2n entries) so sums need no mod
     std::vector<uint64_t> table_;       // [16 byte positions][256 values][nw_]
-    std::vector<uint16_t> syn_table_;   // [t odd syndromes][256]: a byte at alpha^i
+    // Syndromes: the minimal polynomials of the odd syndromes packed into groups of total degree
+    // D <= 56; the remainder is reduced modulo each group's product P times x^(56 - D) (a
+    // multiple of P, so the residue has the same values at P's roots), a byte at a time.
+    std::vector<uint64_t> grp_table_;  // [group][256]: byte v (the overflow) times x^56 mod P'
+    // The residues evaluated at alpha^i for up to 4 odd syndromes at once (16 bits each) with
+    // one 16-entry table per residue nibble.
+    std::vector<uint32_t> unit_grp_;  // [unit]: its group
+    std::vector<uint32_t> unit_syn_;  // [unit][4]: i of each lane (0: unused)
+    std::vector<uint64_t> unit_tab_;  // [unit][14 nibbles][16]
 };
 
 }  // namespace canopy::ssd

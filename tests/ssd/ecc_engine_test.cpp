@@ -267,6 +267,48 @@ TEST(BchCode, EveryLfsrKernelAgrees) {
     }
 }
 
+// The Chien search has an AVX-512 (64 positions a step), an AVX2 (32) and a scalar version,
+// picked like the LFSR kernels by max_lane_words and the CPU; each must find every root, also at
+// the edges of a step's block of positions and at the first data bit (the last position).
+TEST(BchCode, EveryChienSearchAgrees) {
+    std::mt19937_64 rng(11);
+    for (const Shape& s :
+         {Shape{1024, 72}, Shape{4096, 100}, Shape{32, 4}, Shape{100, 13}, Shape{3, 2}}) {
+        for (uint32_t lanes : {8u, 4u, 2u}) {
+            BchCode c(s.data_bytes, s.t, lanes);
+            const uint32_t nbits = s.data_bytes * 8 + c.parity_bits();
+            // Codeword indices of the bits of x^k at block edges (k = 0 is the last parity bit).
+            std::vector<uint32_t> edges;
+            for (uint32_t k : {0u, 31u, 32u, 63u, 64u, 127u, 128u, nbits - 1}) {
+                if (k < nbits) edges.push_back(nbits - 1 - k);
+            }
+            std::sort(edges.begin(), edges.end());
+            edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+            for (uint32_t e : {2u, 3u, 8u, s.t}) {
+                if (e > s.t) continue;
+                for (int trial = 0; trial < 4; ++trial) {
+                    Bytes data = random_bytes(rng, s.data_bytes), parity(c.parity_bytes());
+                    c.encode(data.data(), data.size(), parity.data());
+                    const Bytes d0 = data, p0 = parity;
+                    std::vector<uint32_t> forced;
+                    for (size_t k = 0; k < edges.size() && forced.size() < e; ++k) {
+                        if ((k + size_t(trial)) % 2 == 0 || e >= edges.size()) {
+                            forced.push_back(edges[k]);
+                        }
+                    }
+                    flip_bits(rng, c, data, parity, e, forced);
+                    const auto r = c.decode(data.data(), data.size(), parity.data());
+                    ASSERT_FALSE(r.uncorrectable)
+                        << s.data_bytes << "/" << s.t << " lanes " << lanes << " errors " << e;
+                    EXPECT_EQ(r.corrected, e);
+                    EXPECT_EQ(data, d0);
+                    EXPECT_EQ(parity, p0);
+                }
+            }
+        }
+    }
+}
+
 void expect_input_error(uint32_t data_bytes, uint32_t t, const std::string& words) {
     try {
         BchCode c(data_bytes, t);
