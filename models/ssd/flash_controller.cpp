@@ -229,9 +229,26 @@ FlashController::FlashController(sc_core::sc_module_name name, uint32_t channel,
         completions(a.at);
         update_irq(a.at);
     });
-    for (const char* r : {"sq_free", "cq_count", "cq_tag", "cq_status", "cq_corrected",
-                          "cq_uncorrectable", "cq_meta", "cq_latency_ns"})
-        bank_.on_read(r, [this](core::RegisterAccess& a) { on_cq_read(a); });
+    bank_.on_read("sq_free", [this](core::RegisterAccess& a) {
+        a.value = cfg_.queue_depth - std::min<size_t>(cfg_.queue_depth, in_flight(a.at));
+    });
+    bank_.on_read("cq_count", [this](core::RegisterAccess& a) { a.value = waiting(a); });
+    // The head completion's fields, resolved once here rather than by name on every poll.
+    using Field = uint64_t (*)(const FlashCompletion&);
+    const std::pair<const char*, Field> head[] = {
+        {"cq_tag", [](const FlashCompletion& h) -> uint64_t { return h.tag; }},
+        {"cq_status", [](const FlashCompletion& h) -> uint64_t { return uint64_t(h.status); }},
+        {"cq_corrected", [](const FlashCompletion& h) -> uint64_t { return h.corrected_bits; }},
+        {"cq_uncorrectable",
+         [](const FlashCompletion& h) -> uint64_t { return h.uncorrectable_codewords; }},
+        {"cq_meta", [](const FlashCompletion& h) -> uint64_t { return h.meta; }},
+        {"cq_latency_ns",
+         [](const FlashCompletion& h) -> uint64_t { return uint64_t(h.latency_ns + 0.5); }},
+    };
+    for (const auto& [reg, field] : head)
+        bank_.on_read(reg, [this, field = field](core::RegisterAccess& a) {
+            a.value = waiting(a) ? field(visible_[visible_head_]) : 0;
+        });
     SC_THREAD(irq_thread);
 }
 
@@ -599,34 +616,8 @@ void FlashController::on_submit(const core::RegisterAccess& a) {
     submit(from_registers(), a.at);
 }
 
-void FlashController::on_cq_read(core::RegisterAccess& a) {
-    const size_t n = a.debug ? visible_.size() - visible_head_ : completions(a.at);
-    const std::string& reg = a.reg.name;
-    if (reg == "sq_free") {
-        a.value = cfg_.queue_depth - std::min<size_t>(cfg_.queue_depth, in_flight(a.at));
-        return;
-    }
-    if (reg == "cq_count") {
-        a.value = n;
-        return;
-    }
-    if (n == 0) {
-        a.value = 0;
-        return;
-    }
-    const FlashCompletion& h = visible_[visible_head_];
-    if (reg == "cq_tag")
-        a.value = h.tag;
-    else if (reg == "cq_status")
-        a.value = uint64_t(h.status);
-    else if (reg == "cq_corrected")
-        a.value = h.corrected_bits;
-    else if (reg == "cq_uncorrectable")
-        a.value = h.uncorrectable_codewords;
-    else if (reg == "cq_meta")
-        a.value = h.meta;
-    else if (reg == "cq_latency_ns")
-        a.value = uint64_t(h.latency_ns + 0.5);
+size_t FlashController::waiting(const core::RegisterAccess& a) {
+    return a.debug ? visible_.size() - visible_head_ : completions(a.at);
 }
 
 void FlashController::on_pop(const core::RegisterAccess& a) {

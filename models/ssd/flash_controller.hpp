@@ -146,7 +146,8 @@ class FlashController : public sc_core::sc_module {
     bool decode_codeword(Run& r, const BchCode& code, uint8_t* data, uint32_t len, uint8_t* parity);
     FlashCommand from_registers() const;
     void on_submit(const core::RegisterAccess& a);
-    void on_cq_read(core::RegisterAccess& a);
+    // Completions waiting as a register read at its time sees them (a debug read moves none).
+    size_t waiting(const core::RegisterAccess& a);
     void on_pop(const core::RegisterAccess& a);
     void update_irq(const sc_core::sc_time& at);
     void irq_thread();
