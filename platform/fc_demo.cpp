@@ -57,6 +57,8 @@ std::vector<FlashOp> build_fc_demo(const PlatformConfig& cfg) {
     const nand::CellMode mode =
         cfg.scenario.mode == "slc" ? nand::CellMode::Slc : nand::CellMode::Esp;
     const uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
+    // The last block of every plane: the SPUs' FTL keeps to the first ones (ssd.store).
+    const uint32_t block = g.blocks_per_plane - 1;
     std::vector<FlashOp> ops;
     auto each_die = [&](auto&& fn) {
         for (uint32_t ch = 0; ch < g.channels; ++ch)
@@ -64,10 +66,10 @@ std::vector<FlashOp> build_fc_demo(const PlatformConfig& cfg) {
     };
     auto planes_of = [&](uint32_t ch, uint32_t d, uint32_t wl) {
         std::vector<nand::PageAddress> v;
-        for (uint32_t p = 0; p < g.planes_per_die; ++p) v.push_back({ch, d, p, 0, wl});
+        for (uint32_t p = 0; p < g.planes_per_die; ++p) v.push_back({ch, d, p, block, wl});
         return v;
     };
-    // Operands: wordlines 0..n-1 of block 0 on every plane, written with multi-plane programs.
+    // Operands: wordlines 0..n-1 of the block on every plane, written with multi-plane programs.
     each_die([&](uint32_t ch, uint32_t d) {
         FlashOp e = make(ch, Setup);
         nand::seq::erase(e.cmd, rc, planes_of(ch, d, 0));
@@ -94,7 +96,7 @@ std::vector<FlashOp> build_fc_demo(const PlatformConfig& cfg) {
             FlashOp o = make(ch, FlashCosmos);
             nand::seq::mws(o.cmd, rc, d, p,
                            nand::iscm::kInitS | nand::iscm::kInitC | nand::iscm::kTransfer,
-                           {{0, all}});
+                           {{block, all}});
             ops.push_back(o);
             dout(FlashCosmos, ch, d, p);
         }
@@ -108,7 +110,7 @@ std::vector<FlashOp> build_fc_demo(const PlatformConfig& cfg) {
                 if (wl == 0) f |= nand::iscm::kInitS | nand::iscm::kInitC;
                 if (wl + 1 == n) f |= nand::iscm::kTransfer;
                 FlashOp o = make(ch, ParaBit);
-                nand::seq::mws(o.cmd, rc, d, p, f, {{0, 1ull << wl}});
+                nand::seq::mws(o.cmd, rc, d, p, f, {{block, 1ull << wl}});
                 ops.push_back(o);
             }
             dout(ParaBit, ch, d, p);

@@ -45,7 +45,7 @@ void FlashPlayer::load(std::vector<FlashOp> ops, std::string script_name) {
 
 void FlashPlayer::before_end_of_elaboration() {
     for (uint32_t c = 0; c < channel.size(); ++c)
-        for (uint32_t d = 0; d < dies_per_channel_; ++d)
+        for (uint32_t d = 0; d < dies_per_channel_; ++d, ++running_)
             sc_core::sc_spawn(
                 [this, c, d] { queue(c, d); },
                 ("queue_ch" + std::to_string(c) + "_die" + std::to_string(d)).c_str());
@@ -91,6 +91,7 @@ void FlashPlayer::queue(uint32_t ch, uint32_t die) {
         begin = s + 1;
     }
     finished_at_ = std::max(finished_at_, sc_core::sc_time_stamp());
+    --running_;
     gp.clear_extension(&req);  // stack-owned: the payload must not free it
 }
 

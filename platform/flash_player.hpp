@@ -31,6 +31,8 @@ class FlashPlayer : public sc_core::sc_module {
     // Lines whose outcome differed from what the script expected (refused, or expect-fail passed).
     const std::vector<std::string>& failures() const { return failures_; }
     sc_core::sc_time finished_at() const { return finished_at_; }
+    // Every die's queue has run its last op (true before elaboration only with no channels).
+    bool finished() const { return running_ == 0; }
     // One line per op, in script order (after the run).
     void print_report(std::ostream& os) const;
 
@@ -52,6 +54,7 @@ class FlashPlayer : public sc_core::sc_module {
     sc_core::sc_time finished_at_;
     // The barrier: queues that reached the current sync, and the event that releases them.
     size_t arrived_ = 0;
+    size_t running_ = 0;  // die queues not yet through their ops
     sc_core::sc_event released_;
     int track_;
 };

@@ -110,7 +110,7 @@ class FtlDriver : public sc_core::sc_module {
         std::vector<uint8_t> b(len, byte);
         self(ctx).dram_.write(dst, b.data(), len);
     }
-    static constexpr ftl_ops kOps = {program, read, erase, copy, fill};
+    static constexpr ftl_ops kOps = {program, read, erase, copy, fill, nullptr, nullptr, nullptr};
 
     void run() {
         if (ftl_format(&ftl_, &cfg_) != FTL_OK) throw std::runtime_error("ftl experiment: format");

@@ -3,7 +3,8 @@
 namespace canopy::platform {
 
 Platform::Platform(const PlatformConfig& cfg, core::Services& services)
-    : host("host", cfg.host, cfg.ccix, services),
+    : cfg(cfg),
+      host("host", cfg.host, cfg.ccix, services),
       link("link", link::esm_link_config(cfg.ccix, cfg.pcie, nullptr), services),
       device("device", cfg.device, cfg.ccix, cfg.ssd, services, &cfg.nand),
       nand("nand", cfg.nand, services),

@@ -27,6 +27,7 @@ class Platform {
   public:
     Platform(const PlatformConfig& cfg, core::Services& services);
 
+    const PlatformConfig cfg;  // what it was built from
     HostComplex host;
     link::PcieLink link;
     Device device;

@@ -22,6 +22,8 @@ void WillowConfig::describe(core::Params& root) {
     bridge_ni.describe(bn);
     core::Params f = p.scope("flash");
     flash.describe(f);
+    core::Params st = p.scope("store");
+    store.describe(st);
 }
 
 ssd::NiConfig WillowConfig::default_bridge_ni() {

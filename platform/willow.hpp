@@ -23,6 +23,7 @@
 #include "ssd/pcie_bridge.hpp"
 #include "ssd/ring.hpp"
 #include "ssd/ssd_dram.hpp"
+#include "sw/host/willow_apps.hpp"
 
 namespace canopy::platform {
 
@@ -37,6 +38,7 @@ struct WillowConfig {
     ssd::SsdDramConfig dram;
     ssd::BridgeConfig bridge;
     ssd::FlashControllerConfig flash;
+    sw::StoreConfig store;  // where SPU-OS stores: the flash (FTL) or SSD memory ("ssd.store.")
     // The bridge's network interface: as many response slots as requests in flight from all
     // HREs (assumed: 256), and room for the SPUs' requests to the host.
     ssd::NiConfig bridge_ni = default_bridge_ni();

@@ -32,6 +32,7 @@ WillowScenario::WillowScenario(const PlatformConfig& cfg, Platform& platform)
     : platform_(platform) {
     WillowStackConfig sc;
     sc.firmware_dir = cfg.scenario.firmware_dir;
+    sc.flash_free = [&platform] { return platform.player.finished(); };
     stack_ = std::make_unique<WillowStack>(platform, sc);
     stack_->start_kernel(kKernelCore);
     auto& proc = platform.host.kernel.create_process("willow-user");

@@ -1,15 +1,47 @@
 #include "platform/willow_stack.hpp"
 
+#include "core/error.hpp"
 #include "sw/firmware/apps/block_io_abi.h"
+#include "sw/firmware/spu_os/spu_os_abi.h"
 
 namespace canopy::platform {
 
 namespace {
-sw::BlockGeometry geometry(Platform& p) {
+// The store on the flash needs a NAND channel per SPU (SPU i drives channel i).
+bool store_on_flash(Platform& p) {
+    const WillowConfig& w = p.cfg.ssd;
+    if (!w.store.flash) return false;
+    if (!p.cfg.nand.functional)
+        throw InputError("config", "ssd.store.flash",
+                         "the store on the flash needs a functional NAND array (nand.functional="
+                         "false keeps no data for the FTL to read back); set ssd.store.flash="
+                         "false to store in SSD memory");
+    if (p.device.ssd.flash.size() < p.device.ssd.spus.size())
+        throw InputError("config", "ssd.store.flash",
+                         "the store on the flash needs a NAND channel per SPU (nand.geometry."
+                         "channels = " +
+                             std::to_string(p.cfg.nand.geometry.channels) +
+                             ", ssd.spus = " + std::to_string(w.spus) +
+                             "); set ssd.store.flash=false to store in SSD memory");
+    if (w.store.blocks_per_plane > p.cfg.nand.geometry.blocks_per_plane)
+        throw InputError("config", "ssd.store.blocks_per_plane",
+                         std::to_string(w.store.blocks_per_plane) +
+                             " blocks, but the planes have " +
+                             std::to_string(p.cfg.nand.geometry.blocks_per_plane));
+    return true;
+}
+
+sw::BlockGeometry geometry(Platform& p, bool flash) {
     sw::BlockGeometry g;
     g.spus = uint32_t(p.device.ssd.spus.size());
     g.bank_bytes = p.device.ssd.dram.bank_bytes();
     g.stripe_bytes = BLOCK_IO_STRIPE_BYTES;
+    if (flash) {
+        const nand::Geometry& n = p.cfg.nand.geometry;
+        g.store_bytes =
+            p.cfg.ssd.store.spu_bytes(n.dies_per_channel, n.planes_per_die, n.wordlines_per_block,
+                                      n.page_bytes, g.bank_bytes, g.stripe_bytes);
+    }
     return g;
 }
 }  // namespace
@@ -17,25 +49,58 @@ sw::BlockGeometry geometry(Platform& p) {
 WillowStack::WillowStack(Platform& p, WillowStackConfig c)
     : platform(p),
       cfg(std::move(c)),
+      on_flash(store_on_flash(p)),
       driver(p.device.willow_device()),
-      kernel(driver, cfg.base_io_app, geometry(p)),
+      kernel(driver, cfg.base_io_app, geometry(p, on_flash)),
       fs(kernel, cfg.fs),
       module(fs, cfg.module) {}
 
 void WillowStack::start_kernel(unsigned core) {
     auto& proc = platform.host.kernel.create_process("kernel");
     platform.host.cores.at(core)->run(proc, [this](host::HostCore& cpu) {
-        sw::WillowApps& apps = kernel.boot(cpu);
-        apps.install(cfg.firmware_dir + "/app_base_io.elf", cfg.base_io_app, kBaseIoSlot);
-        apps.install(cfg.firmware_dir + "/app_direct_io.elf", cfg.direct_io_app, kDirectIoSlot);
-        fs.format(cpu, 0, cfg.fs_inodes);
+        try {
+            sw::WillowApps& apps = kernel.boot(cpu);
+            while (on_flash && cfg.flash_free && !cfg.flash_free()) cpu.compute_ns(10'000);
+            if (on_flash) attach_store(apps);
+            apps.install(cfg.firmware_dir + "/app_base_io.elf", cfg.base_io_app, kBaseIoSlot);
+            apps.install(cfg.firmware_dir + "/app_direct_io.elf", cfg.direct_io_app, kDirectIoSlot);
+            fs.format(cpu, 0, cfg.fs_inodes);
+        } catch (...) {
+            failed_ = true;  // the programs waiting in wait_ready hear of it
+            throw;
+        }
         ready_ = true;
         module.serve_notices(cpu, stop_);
     });
 }
 
+void WillowStack::attach_store(sw::WillowApps& apps) {
+    const sw::BlockGeometry& g = kernel.geometry();
+    apps.attach_store(platform.cfg.ssd.store, g.bank_bytes);
+    // SPU-OS worked the capacity out itself: it must hold the striping's rows.
+    for (uint32_t s = 0; s < g.spus; ++s) {
+        const uint64_t bytes = uint64_t(apps.stat(s, SPU_OS_STAT_STORE_PAGES)) *
+                               apps.stat(s, SPU_OS_STAT_STORE_PAGE_BYTES);
+        if (bytes < g.store_bytes)
+            throw host::HostFault("Willow stack: SPU " + std::to_string(s) + " stores " +
+                                  std::to_string(bytes) + " B on the flash, the striping needs " +
+                                  std::to_string(g.store_bytes));
+    }
+}
+
+sw::StoreStats WillowStack::store_stats(host::HostCore& cpu) {
+    sw::StoreStats t;
+    if (!on_flash) return t;
+    sw::WillowApps& apps = *kernel.on(cpu).apps;
+    for (uint32_t s = 0; s < kernel.spus(); ++s) t += sw::StoreStats::of(apps, s);
+    return t;
+}
+
 void WillowStack::wait_ready(host::HostCore& cpu) const {
-    while (!ready_) cpu.compute_ns(1000);
+    while (!ready_) {
+        if (failed_) throw host::HostFault("Willow stack: the kernel's set-up failed");
+        cpu.compute_ns(1000);
+    }
 }
 
 std::unique_ptr<sw::DirectIo> WillowStack::direct_io(host::HostCore& cpu, sw::DirectIoConfig c) {

@@ -8,6 +8,8 @@
 // The default scenario (`canopy run`), the willow-io experiment and the tests share this.
 #pragma once
 
+#include <functional>
+
 #include <memory>
 #include <string>
 
@@ -26,6 +28,10 @@ struct WillowStackConfig {
     uint32_t fs_inodes = 64;
     sw::WillowFsConfig fs;
     sw::DirectIoModuleConfig module;
+    // When set, the kernel attaches the flash store only once this holds: the default scenario's
+    // Flash-Cosmos demonstration drives the same dies directly (platform/flash_player), and an
+    // FTL command between its MWS and the latch read-out would overwrite the latches.
+    std::function<bool()> flash_free;
 };
 
 class WillowStack {
@@ -57,14 +63,21 @@ class WillowStack {
     std::unique_ptr<sw::DirectIo> direct_io(host::HostCore& cpu,
                                             sw::DirectIoConfig cfg = sw::DirectIoConfig());
 
+    // The flash store's counters summed over the SPUs, read with STAT RPCs from the calling
+    // core's kernel HRE (all zero on the SSD-memory store).
+    sw::StoreStats store_stats(host::HostCore& cpu);
+
     Platform& platform;
     const WillowStackConfig cfg;
+    const bool on_flash;  // SPU-OS stores on the NAND array (ssd.store.flash)
     sw::WillowDriver driver;
     sw::KernelHres kernel;
     sw::WillowFs fs;
     sw::DirectIoModule module;
 
   private:
+    void attach_store(sw::WillowApps& apps);
+
     bool ready_ = false, stop_ = false, failed_ = false;
 };
 

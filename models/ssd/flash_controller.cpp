@@ -147,6 +147,12 @@ core::RegisterMap FlashController::register_map() {
         {"pages", 0x60, 32, Access::RW, 0,
          "reads: consecutive pages of the block, by cache read when > 1 (0 counts as 1); page i "
          "goes to dram_addr + i * length"},
+        // The channel's geometry, so that firmware (the FTL) needs no build-time constants.
+        {"geo_dies", 0x64, 32, Access::RO, 0, "dies on the channel"},
+        {"geo_planes", 0x68, 32, Access::RO, 0, "planes per die"},
+        {"geo_blocks", 0x6C, 32, Access::RO, 0, "blocks per plane"},
+        {"geo_pages", 0x70, 32, Access::RO, 0, "pages (wordlines) per block"},
+        {"geo_page_bytes", 0x74, 32, Access::RO, 0, "bytes in a page's data area"},
     };
     for (uint32_t i = 0; i < kMaxMwsOperands; ++i) {
         const std::string n = std::to_string(i);
@@ -223,6 +229,11 @@ FlashController::FlashController(sc_core::sc_module_name name, uint32_t channel,
             std::string("submit to completion of each ") + opcode_name(op)));
     socket.bind(bank_.socket);
     bank_.write("sq_free", cfg_.queue_depth);
+    bank_.write("geo_dies", g.dies_per_channel);
+    bank_.write("geo_planes", g.planes_per_die);
+    bank_.write("geo_blocks", g.blocks_per_plane);
+    bank_.write("geo_pages", g.wordlines_per_block);
+    bank_.write("geo_page_bytes", g.page_bytes);
     bank_.on_write("submit", [this](const core::RegisterAccess& a) { on_submit(a); });
     bank_.on_write("cq_pop", [this](const core::RegisterAccess& a) { on_pop(a); });
     bank_.on_write("irq_enable", [this](const core::RegisterAccess& a) {

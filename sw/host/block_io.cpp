@@ -5,6 +5,7 @@
 #include "sw/host/block_io.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 
@@ -62,6 +63,7 @@ struct BlockIo::Piece {
     uint64_t done = 0;    // bytes of the transfer before it (where it goes in the caller's buffer)
     BlockGeometry::Location at;
     uint32_t attempts = 0;
+    double not_before_ns = 0;  // a dropped piece waits out its back-off
 };
 
 struct BlockIo::Flight {  // an RPC in flight
@@ -145,7 +147,7 @@ void BlockIo::run(std::vector<Piece>& pieces, bool write, const uint8_t* src, ui
         bool progress = false;
         // Fill the window in order; a piece whose SPU is busy holds the ones behind it.
         while (failure.empty() && !todo.empty() && flights.size() < cfg_.max_outstanding &&
-               room(pieces[todo.front()])) {
+               room(pieces[todo.front()]) && hre_.now_ns() >= pieces[todo.front()].not_before_ns) {
             const size_t i = todo.front();
             todo.pop_front();
             Flight f;
@@ -202,6 +204,9 @@ void BlockIo::run(std::vector<Piece>& pieces, bool write, const uint8_t* src, ui
             const bool dropped = r.status == HRE_STATUS_NACK ||
                                  (r.ok() && r.result == SPU_OS_E_DROPPED && !f.delivered);
             if (dropped && p.attempts <= cfg_.retries) {
+                p.not_before_ns = hre_.now_ns() +
+                                  std::min(cfg_.retry_backoff_max_ns,
+                                           std::ldexp(cfg_.retry_backoff_ns, int(p.attempts) - 1));
                 todo.push_front(f.piece);
             } else if (!r.ok()) {
                 fail(describe(p, write) + " failed: " + status_name(r.status));

@@ -26,9 +26,12 @@ namespace canopy::sw {
 // The SSD's striped address space: where device offset `offset` lives.
 struct BlockGeometry {
     uint32_t spus = 8;
-    uint64_t bank_bytes = 0;  // SSD memory per SPU (models/ssd/ssd_dram)
+    uint64_t bank_bytes = 0;  // NVM address stride per SPU: its bank of SSD memory (ssd_dram)
     uint32_t stripe_bytes = 8192;
-    uint64_t device_bytes() const { return bank_bytes * spus; }
+    // Store bytes per SPU, a whole number of stripes (0: the whole bank, the SSD-memory store;
+    // on the flash, what the FTL offers: StoreConfig::spu_bytes).
+    uint64_t store_bytes = 0;
+    uint64_t device_bytes() const { return (store_bytes ? store_bytes : bank_bytes) * spus; }
     struct Location {
         uint32_t spu = 0;
         uint32_t nvm = 0;    // SSD memory address (bank spu)
@@ -51,8 +54,12 @@ struct BlockIoConfig {
     uint32_t spu_write_bytes = 24 * 1024;
     // A request the ring dropped for want of room (the bridge's NACK status, or the SPU's
     // SPU_OS_E_DROPPED for a DATA request the bridge could not take) is sent again up to this
-    // many times: Willow's RPCs are unreliable by design and the sender retries.
-    uint32_t retries = 8;
+    // many times: Willow's RPCs are unreliable by design and the sender retries. The k-th retry
+    // waits retry_backoff_ns x 2^(k-1), at most retry_backoff_max_ns: an SPU storing on the
+    // flash drains its receive buffer one program (~0.7 ms) at a time.
+    uint32_t retries = 32;
+    double retry_backoff_ns = 1000.0;
+    double retry_backoff_max_ns = 1000000.0;
 };
 
 class BlockIo {

@@ -193,6 +193,8 @@ void Hre::release(const Request& r) {
 
 void Hre::idle() { cpu_.compute_ns(cfg_.poll_gap_ns); }
 
+double Hre::now_ns() const { return cpu_.now().to_seconds() * 1e9; }
+
 void Hre::respond(const Request& r, uint32_t result) {
     hre_sq_entry e{};
     e.kind = HRE_KIND_RESPONSE;

@@ -93,6 +93,8 @@ class Hre {
     void respond(const Request& r, uint32_t result);
     // The pause between two empty polls, for callers with their own polling loop.
     void idle();
+    // The calling core's simulated time, in ns.
+    double now_ns() const;
 
   private:
     std::optional<Request> take(std::optional<uint16_t> rpc_id);  // polls until one matches

@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/error.hpp"
 #include "cpu/elf_loader.hpp"
 #include "ssd/hre_queue.h"
+#include "sw/firmware/ftl/ftl.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 
 namespace canopy::sw {
@@ -231,6 +233,91 @@ void WillowApps::allow_call(uint32_t caller, uint32_t callee, uint32_t mask,
     broadcast_ok(targets(spus), SPU_OS_RPC_CALL_ALLOW, words({caller, callee, mask}),
                  "app " + std::to_string(caller) + " -> app " + std::to_string(callee) +
                      " functions " + hex(mask));
+}
+
+void StoreConfig::describe(core::Params& p) {
+    p("flash", flash,
+      "SPU-OS stores on the SPU's NAND channel through the FTL (false: in SSD memory, as Willow's "
+      "PCM emulation)")(
+        "format", format,
+        "erase every block at boot (false: mount, recovering what the flash holds)")(
+        "blocks_per_plane", blocks_per_plane, "", "the FTL's blocks in each plane, from block 0", 1,
+        UINT32_MAX)("op_permille", op_permille, "permille", "over-provisioning [assumed]", 0, 999)(
+        "gc_free_blocks", gc_free_blocks, "", "free blocks below which GC runs [assumed]", 2,
+        UINT32_MAX)("wl_threshold", wl_threshold, "",
+                    "P/E spread that starts static wear levelling (0: off)")(
+        "esp_blocks", esp_blocks, "", "blocks per plane kept for Flash-Cosmos operands (ESP)")
+        .choice("cell_mode", cell_mode, {"slc", "mlc", "tlc"}, "how data pages are programmed");
+}
+
+std::vector<uint8_t> StoreConfig::attach_payload(uint64_t bank_bytes) const {
+    spu_os_store_attach a{};
+    a.format = format;
+    a.bank_bytes = uint32_t(bank_bytes);
+    a.blocks_per_plane = blocks_per_plane;
+    a.op_permille = op_permille;
+    a.gc_free_blocks = gc_free_blocks;
+    a.wl_threshold = wl_threshold;
+    a.esp_blocks = esp_blocks;
+    a.cell_mode = cell_mode == "slc" ? 0 : cell_mode == "mlc" ? 1 : 2;
+    std::vector<uint8_t> out(sizeof a);
+    std::memcpy(out.data(), &a, sizeof a);
+    return out;
+}
+
+uint64_t StoreConfig::spu_bytes(uint32_t dies, uint32_t planes, uint32_t pages_per_block,
+                                uint32_t page_bytes, uint64_t bank_bytes,
+                                uint32_t stripe_bytes) const {
+    ftl_config c{};
+    c.geo = {dies, planes, blocks_per_plane, pages_per_block, page_bytes};
+    c.op_permille = op_permille;
+    c.gc_free_blocks = gc_free_blocks;
+    c.wl_threshold = wl_threshold;
+    c.esp_blocks = esp_blocks;
+    const uint64_t pages = ftl_config_capacity_pages(&c);
+    const uint64_t bytes = std::min(pages * page_bytes, bank_bytes) / stripe_bytes * stripe_bytes;
+    if (bytes == 0)
+        throw InputError("config", "ssd.store",
+                         "the FTL offers no store with " + std::to_string(blocks_per_plane) +
+                             " blocks per plane, " + std::to_string(gc_free_blocks) +
+                             " GC blocks, " + std::to_string(esp_blocks) + " ESP blocks and " +
+                             std::to_string(op_permille) + " permille over-provisioning on " +
+                             std::to_string(dies) + " dies x " + std::to_string(planes) +
+                             " planes");
+    return bytes;
+}
+
+namespace {
+constexpr std::pair<uint64_t StoreStats::*, uint32_t> kStoreStats[] = {
+    {&StoreStats::host_writes, SPU_OS_STAT_STORE_HOST_WRITES},
+    {&StoreStats::host_reads, SPU_OS_STAT_STORE_HOST_READS},
+    {&StoreStats::programs, SPU_OS_STAT_STORE_PROGRAMS},
+    {&StoreStats::gc_copies, SPU_OS_STAT_STORE_GC_COPIES},
+    {&StoreStats::gc_victims, SPU_OS_STAT_STORE_GC_VICTIMS},
+    {&StoreStats::erases, SPU_OS_STAT_STORE_ERASES},
+    {&StoreStats::table_misses, SPU_OS_STAT_STORE_TABLE_MISSES},
+    {&StoreStats::flash_wait_us, SPU_OS_STAT_STORE_FLASH_WAIT_US},
+};
+}  // namespace
+
+StoreStats StoreStats::of(WillowApps& apps, uint32_t spu) {
+    StoreStats s;
+    for (const auto& [field, which] : kStoreStats) s.*field = apps.stat(spu, which);
+    return s;
+}
+
+StoreStats& StoreStats::operator+=(const StoreStats& o) {
+    for (const auto& [field, which] : kStoreStats) this->*field += o.*field;
+    return *this;
+}
+
+void WillowApps::attach_store(const StoreConfig& store, uint64_t bank_bytes,
+                              const std::vector<uint32_t>& spus) {
+    if (bank_bytes > UINT32_MAX)
+        throw host::HostFault("Willow apps: STORE_ATTACH: banks of " + std::to_string(bank_bytes) +
+                              " B exceed SPU-OS's 32-bit NVM addresses");
+    broadcast_ok(targets(spus), SPU_OS_RPC_STORE_ATTACH, store.attach_payload(bank_bytes),
+                 std::string(store.format ? "format" : "mount") + " of the flash store");
 }
 
 uint32_t WillowApps::stat(uint32_t spu, uint32_t which) {

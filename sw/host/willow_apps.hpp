@@ -16,9 +16,33 @@
 #include <string>
 #include <vector>
 
+#include "core/config.hpp"
 #include "sw/host/hre.hpp"
 
 namespace canopy::sw {
+
+// Where SPU-OS keeps the data its NVM calls store (docs/spu_os.md "The store"): the SPU's bank of
+// SSD memory (Willow's PCM emulation, Section 3.2), or its NAND channel behind the firmware FTL
+// (sw/firmware/ftl), which the driver attaches at boot with SPU_OS_RPC_STORE_ATTACH.
+struct StoreConfig {
+    bool flash = true;               // false: SSD memory, as in Willow's prototype
+    bool format = false;             // erase every block at boot instead of mounting (recovery)
+    uint32_t blocks_per_plane = 12;  // assumed: the FTL's part of each plane (block 0 up); 12
+                                     // gives each SPU ~119 MiB, inside its 128 MiB address bank
+    uint32_t op_permille = 70;       // assumed: 7 % over-provisioning, a common consumer figure
+    uint32_t gc_free_blocks = 4;     // assumed: GC keeps this many blocks free
+    uint32_t wl_threshold = 100;     // assumed: static levelling past this P/E spread
+    uint32_t esp_blocks = 0;         // per plane, for Flash-Cosmos operands
+    std::string cell_mode = "tlc";   // data pages: slc, mlc or tlc [Flash-Cosmos Table 1: TLC]
+    void describe(core::Params& p);  // relative to the caller's scope
+    // The SPU_OS_RPC_STORE_ATTACH payload (struct spu_os_store_attach) for banks of bank_bytes.
+    std::vector<uint8_t> attach_payload(uint64_t bank_bytes) const;
+    // The store bytes each SPU offers on a channel of this geometry, as SPU-OS will compute them
+    // (the FTL's capacity, capped by the bank), rounded down to whole `stripe_bytes`; throws
+    // InputError naming ssd.store when the FTL refuses the configuration.
+    uint64_t spu_bytes(uint32_t dies, uint32_t planes, uint32_t pages_per_block,
+                       uint32_t page_bytes, uint64_t bank_bytes, uint32_t stripe_bytes) const;
+};
 
 // One kernel RPC of an app's installation: INSTALL_CODE or INSTALL_DATA with its payload
 // {slot, offset, bytes...}.
@@ -74,6 +98,9 @@ class WillowApps {
                     const std::vector<uint32_t>& spus = {});
     // STAT (SPU_OS_STAT_*) of one SPU.
     uint32_t stat(uint32_t spu, uint32_t which);
+    // STORE_ATTACH on every SPU (or those of `spus`): their stores move onto the flash.
+    void attach_store(const StoreConfig& store, uint64_t bank_bytes,
+                      const std::vector<uint32_t>& spus = {});
 
     // The host kernel's slot table: the app in `slot` of `spu`, the slot of `app` on `spu`.
     std::optional<uint32_t> app_in(uint32_t spu, uint32_t slot) const;
@@ -101,6 +128,22 @@ class WillowApps {
     Hre& hre_;
     uint32_t spus_;
     std::vector<std::map<uint32_t, uint32_t>> slots_;  // per SPU: slot -> app
+};
+
+// The flash store's counters (SPU_OS_STAT_STORE_*) of one SPU, or summed over several.
+struct StoreStats {
+    uint64_t host_writes = 0;  // pages the FTL wrote for NVM writes (a piece counts one)
+    uint64_t host_reads = 0;
+    uint64_t programs = 0;  // pages programmed: host writes, GC copies, TRIM records
+    uint64_t gc_copies = 0, gc_victims = 0, erases = 0;
+    uint64_t table_misses = 0;   // FTL table lines fetched from SSD memory
+    uint64_t flash_wait_us = 0;  // SPU-OS's time waiting for the flash
+    static StoreStats of(WillowApps& apps, uint32_t spu);
+    StoreStats& operator+=(const StoreStats& o);
+    // Flash programs per page written for the host (0 before any write).
+    double write_amplification() const {
+        return host_writes ? double(programs) / double(host_writes) : 0.0;
+    }
 };
 
 }  // namespace canopy::sw

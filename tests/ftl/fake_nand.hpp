@@ -43,6 +43,26 @@ class FakeNand {
 
     const ftl_ops* ops() const { return &ops_; }
 
+    // The FTL's tables behind the table callbacks, as on the SPU (SSD memory behind DMA): `bytes`
+    // of them, which the FTL reaches only through table_read/write/fill (counted).
+    void use_external_tables(uint32_t bytes) {
+        tables.assign(bytes, 0);
+        ops_.table_read = [](void* c, uint32_t off, void* dst, uint32_t n) {
+            auto& t = static_cast<FakeNand*>(c)->table(off, n);
+            std::memcpy(dst, &t[off], n);
+        };
+        ops_.table_write = [](void* c, uint32_t off, const void* src, uint32_t n) {
+            auto& t = static_cast<FakeNand*>(c)->table(off, n);
+            std::memcpy(&t[off], src, n);
+        };
+        ops_.table_fill = [](void* c, uint32_t off, uint8_t byte, uint32_t n) {
+            auto& t = static_cast<FakeNand*>(c)->table(off, n);
+            std::memset(&t[off], byte, n);
+        };
+    }
+    std::vector<uint8_t> tables;
+    uint64_t table_accesses = 0, table_out_of_range = 0;
+
     uint32_t block_index(uint32_t die, uint32_t plane, uint32_t block) const {
         return (die * g_.planes_per_die + plane) * g_.blocks_per_plane + block;
     }
@@ -154,6 +174,17 @@ class FakeNand {
         std::memset(&data_[size_t(b) * g_.pages_per_block * g_.page_bytes], 0xFF,
                     size_t(g_.pages_per_block) * g_.page_bytes);
         return FTL_OK;
+    }
+
+    std::vector<uint8_t>& table(uint32_t off, uint32_t n) {
+        ++table_accesses;
+        if (off > tables.size() || n > tables.size() - off) {
+            ++table_out_of_range;
+            static std::vector<uint8_t> sink;
+            sink.assign(size_t(off) + n, 0);
+            return sink;
+        }
+        return tables;
     }
 
     int violation() {

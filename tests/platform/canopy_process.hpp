@@ -55,10 +55,11 @@ inline int count_lines(const std::string& s) {
     return n;
 }
 
-// A small array keeps platform tests fast, also under the sanitizers.
+// A small array keeps platform tests fast, also under the sanitizers; two SPUs, one per channel,
+// so that Willow still stores on the flash.
 inline const char* kSmall =
     "--set nand.geometry.channels=2 --set nand.geometry.dies_per_channel=2 "
-    "--set nand.geometry.blocks_per_plane=64 --set scenario.operands=16";
+    "--set nand.geometry.blocks_per_plane=64 --set scenario.operands=16 --set ssd.spus=2";
 
 // One row of an experiment's NAME.json.
 struct ExpRow {

@@ -50,6 +50,20 @@ TEST(PlatformCli, UnknownConfigKeySuggestsClosest) {
         {"--set", "nand.timing.t_raed_slc_us", "did you mean 'nand.timing.t_read_slc_us'"});
 }
 
+// Willow's store on the flash needs a channel per SPU and data kept in the array.
+TEST(PlatformCli, AFlashStoreTheArrayCannotHoldIsRefused) {
+    auto d = scratch("cli-store");
+    const std::string run = std::string("run ") + kSmall;
+    expect_input_error(run_canopy(run + " --set ssd.spus=4", d),
+                       {"ssd.store.flash", "a NAND channel per SPU", "channels = 2"});
+    expect_input_error(run_canopy(run + " --set nand.functional=false", d),
+                       {"ssd.store.flash", "nand.functional"});
+    expect_input_error(run_canopy(run + " --set ssd.store.blocks_per_plane=2", d),
+                       {"ssd.store", "the FTL offers no store"});
+    expect_input_error(run_canopy(run + " --set ssd.store.blocks_per_plane=65", d),
+                       {"ssd.store.blocks_per_plane", "the planes have 64"});
+}
+
 TEST(PlatformCli, WrongTypeAndOutOfRange) {
     auto d = scratch("cli-type");
     expect_input_error(run_canopy("run --set nand.timing.t_read_slc_us=fast", d),

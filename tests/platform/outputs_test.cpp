@@ -22,7 +22,8 @@ Run run_small(const std::string& dir, const std::string& extra = "") {
 
 TEST(PlatformOutputs, RunWritesStatsWithScenarioCounts) {
     auto d = scratch("out-stats");
-    auto r = run_small(d);
+    // Willow stores in SSD memory here, so that the dies count the Flash-Cosmos scenario only.
+    auto r = run_small(d, "--set ssd.store.flash=false");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("Flash-Cosmos"), std::string::npos);
     json s = json::parse(slurp(d + "/stats.json"));
@@ -154,8 +155,9 @@ TEST(PlatformOutputs, SameSeedSameBytesOtherSeedOtherErrors) {
 
 TEST(PlatformOutputs, TimingOnlySaysSoAndKeepsTiming) {
     auto f = scratch("out-func"), t = scratch("out-timing");
-    ASSERT_EQ(run_small(f).status, 0);
-    auto r = run_small(t, "--set nand.functional=false");
+    // The FTL needs the data: Willow stores in SSD memory in both runs.
+    ASSERT_EQ(run_small(f, "--set ssd.store.flash=false").status, 0);
+    auto r = run_small(t, "--set ssd.store.flash=false --set nand.functional=false");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("timing-only"), std::string::npos);
     json sf = json::parse(slurp(f + "/stats.json")), st = json::parse(slurp(t + "/stats.json"));

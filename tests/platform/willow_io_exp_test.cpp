@@ -36,6 +36,21 @@ TEST(PlatformWillowIoExp, BaseIoAndDirectIoAgainstThePaper) {
     // A 4 KiB transfer keeps its bank busy for 4 KiB at 3.2 GB/s (ssd.dram defaults; the 48 ns
     // access latency overlaps the bursts).
     EXPECT_NEAR(sim("W.15"), 4096 / 3.2, 60);
+
+    // On the NAND array through the SPUs' FTL (no published values: Willow stored in emulated
+    // PCM). Base-IO's 8 KiB stripe units are half a 16 KiB page, so streaming writes program
+    // every page twice (read-modify-write), and nothing else: no GC on a fresh array.
+    EXPECT_NEAR(sim("W.N4"), 2.0, 0.01);
+    // The medium bounds the bandwidth now: below the memory store's, and writes (a TLC program,
+    // 700 us, per 8 KiB) far below reads (a partial read, tR = 60 us, per 8 KiB).
+    EXPECT_LT(sim("W.N1"), sim("W.7"));
+    EXPECT_LT(sim("W.N2") * 4, sim("W.N1"));
+    // A 4 KiB read keeps the die busy for at least its sensing, tR(TLC) = 60 us, and takes that
+    // much longer than from memory, on both paths alike.
+    EXPECT_GT(sim("W.27"), 60000);
+    EXPECT_NEAR(sim("W.27"), sim("W.33"), 0.01);
+    EXPECT_GT(sim("W.22"), sim("W.10") + 55000);
+    EXPECT_GT(sim("W.28"), sim("W.16") + 55000);
 }
 #endif
 

@@ -55,6 +55,7 @@ struct WillowMachine {
         cfg.nand.geometry.dies_per_channel = 1;
         cfg.nand.geometry.blocks_per_plane = 16;
         cfg.ssd.spus = spus;
+        cfg.ssd.store.flash = false;  // SSD memory, where nvm() sees the bytes
         cfg.ssd.firmware = firmware("spu_os");
         if (tweak) tweak(cfg);
         platform = std::make_unique<Platform>(cfg, services);

@@ -415,6 +415,12 @@ TEST(FlashController, RegistersQueueCommandsAndCompletions) {
     const auto data = random_bytes(b.page_bytes(), 8);
     b.put(0x10000, data);
     Cpu& cpu = *b.cpu;
+    // The geometry registers tell firmware the channel it drives.
+    EXPECT_EQ(cpu.read(off("geo_dies")), b.nand_cfg.geometry.dies_per_channel);
+    EXPECT_EQ(cpu.read(off("geo_planes")), b.nand_cfg.geometry.planes_per_die);
+    EXPECT_EQ(cpu.read(off("geo_blocks")), b.nand_cfg.geometry.blocks_per_plane);
+    EXPECT_EQ(cpu.read(off("geo_pages")), b.nand_cfg.geometry.wordlines_per_block);
+    EXPECT_EQ(cpu.read(off("geo_page_bytes")), b.page_bytes());
     cpu.write(off("irq_enable"), 1);
     cpu.write(off("die"), 1);
     cpu.write(off("block"), 5);

@@ -27,13 +27,33 @@ enum { SRC_BUF, SRC_RMW, SRC_COPY, SRC_TRIM };
 
 /* ---- table accessors (the only code that touches the tables) ---- */
 
+/* The tables are bytes at offsets of cfg.mem, or behind the caller's table callbacks (SSD
+ * memory reached by DMA on the SPU). */
+static inline void tbl_read(const struct ftl* f, uint32_t off, void* p, uint32_t n) {
+    if (f->cfg.ops->table_read)
+        f->cfg.ops->table_read(f->cfg.ctx, off, p, n);
+    else
+        memcpy(p, f->mem + off, n);
+}
+static inline void tbl_write(struct ftl* f, uint32_t off, const void* p, uint32_t n) {
+    if (f->cfg.ops->table_write)
+        f->cfg.ops->table_write(f->cfg.ctx, off, p, n);
+    else
+        memcpy(f->mem + off, p, n);
+}
+static void tbl_fill(struct ftl* f, uint32_t off, uint8_t byte, uint32_t n) {
+    if (f->cfg.ops->table_fill)
+        f->cfg.ops->table_fill(f->cfg.ctx, off, byte, n);
+    else
+        memset(f->mem + off, byte, n);
+}
 static inline uint32_t get32(const struct ftl* f, uint32_t off, uint32_t i) {
     uint32_t v;
-    memcpy(&v, f->mem + off + (size_t)i * 4, 4);
+    tbl_read(f, off + i * 4, &v, 4);
     return v;
 }
 static inline void set32(struct ftl* f, uint32_t off, uint32_t i, uint32_t v) {
-    memcpy(f->mem + off + (size_t)i * 4, &v, 4);
+    tbl_write(f, off + i * 4, &v, 4);
 }
 static inline uint32_t map_get(const struct ftl* f, uint32_t lpn) {
     return get32(f, f->off_map, lpn);
@@ -59,18 +79,21 @@ static inline void ufree_set(struct ftl* f, uint32_t u, uint32_t v) {
 }
 static inline uint32_t valid_get(const struct ftl* f, uint32_t b) {
     uint16_t v;
-    memcpy(&v, f->mem + f->off_valid + (size_t)b * 2, 2);
+    tbl_read(f, f->off_valid + b * 2, &v, 2);
     return v;
 }
 static inline void valid_set(struct ftl* f, uint32_t b, uint32_t v) {
     uint16_t x = (uint16_t)v;
-    memcpy(f->mem + f->off_valid + (size_t)b * 2, &x, 2);
+    tbl_write(f, f->off_valid + b * 2, &x, 2);
 }
 static inline uint32_t state_get(const struct ftl* f, uint32_t b) {
-    return f->mem[f->off_state + b];
+    uint8_t v;
+    tbl_read(f, f->off_state + b, &v, 1);
+    return v;
 }
 static inline void state_set(struct ftl* f, uint32_t b, uint32_t s) {
-    f->mem[f->off_state + b] = (uint8_t)s;
+    uint8_t x = (uint8_t)s;
+    tbl_write(f, f->off_state + b, &x, 1);
 }
 
 /* ---- geometry ---- */
@@ -135,6 +158,11 @@ static int layout_of(const struct ftl_config* c, struct layout* l) {
 uint32_t ftl_mem_bytes(const struct ftl_config* cfg) {
     struct layout l;
     return layout_of(cfg, &l) ? l.bytes : 0;
+}
+
+uint32_t ftl_config_capacity_pages(const struct ftl_config* cfg) {
+    struct layout l;
+    return layout_of(cfg, &l) ? l.lpns : 0;
 }
 
 static inline uint32_t ppb(const struct ftl* f) { return f->cfg.geo.pages_per_block; }
@@ -436,12 +464,16 @@ static int ensure_free(struct ftl* f) {
 
 static int setup(struct ftl* f, const struct ftl_config* cfg) {
     struct layout l;
-    if (!cfg || !cfg->ops || !cfg->mem || ((uintptr_t)cfg->mem & 3) || !layout_of(cfg, &l) ||
-        cfg->mem_bytes < l.bytes)
+    const int external =
+        cfg && cfg->ops && cfg->ops->table_read && cfg->ops->table_write && cfg->ops->table_fill;
+    if (!cfg || !cfg->ops || !layout_of(cfg, &l) || cfg->mem_bytes < l.bytes ||
+        (external && cfg->mem) ||
+        (!external && (!cfg->mem || ((uintptr_t)cfg->mem & 3) || cfg->ops->table_read ||
+                       cfg->ops->table_write || cfg->ops->table_fill)))
         return FTL_E_ARG;
     memset(f, 0, sizeof *f);
     f->cfg = *cfg;
-    f->mem = (uint8_t*)cfg->mem;
+    f->mem = external ? 0 : (uint8_t*)cfg->mem;
     f->units = l.units;
     f->blocks = l.blocks;
     f->pages = l.pages;
@@ -455,15 +487,13 @@ static int setup(struct ftl* f, const struct ftl_config* cfg) {
     f->off_ufree = l.off_ufree;
     f->off_valid = l.off_valid;
     f->off_state = l.off_state;
-    for (uint32_t i = 0; i < f->lpns; ++i) map_set(f, i, NONE);
-    for (uint32_t p = 0; p < f->pages; ++p) rmap_set(f, p, NONE);
-    for (uint32_t b = 0; b < f->blocks; ++b) {
-        pe_set(f, b, 0);
-        valid_set(f, b, 0);
+    /* map and rmap NONE (all ones), P/E counts, frontier pages, free counts and valid counts 0;
+     * one fill each, since behind DMA a table is filled in bulk. */
+    tbl_fill(f, f->off_map, 0xFF, f->off_pe - f->off_map);
+    tbl_fill(f, f->off_pe, 0, f->off_state - f->off_pe);
+    for (uint32_t b = 0; b < f->blocks; ++b)
         state_set(f, b, is_esp(f, b) ? BLK_ESP_FREE : BLK_FULL);
-    }
-    for (uint32_t k = 0; k <= wl_frontier(f); ++k) frb_set(f, k, NONE), frp_set(f, k, 0);
-    for (uint32_t u = 0; u < f->units; ++u) ufree_set(f, u, 0);
+    for (uint32_t k = 0; k <= wl_frontier(f); ++k) frb_set(f, k, NONE);
     return FTL_OK;
 }
 

@@ -46,6 +46,12 @@ struct ftl_ops {
     /* Buffer helpers: the buffers are opaque to the FTL (SSD memory on the SPU). */
     void (*copy)(void* ctx, uint64_t dst, uint64_t src, uint32_t len);
     void (*fill)(void* ctx, uint64_t dst, uint8_t byte, uint32_t len);
+    /* Optional, all three or none: the tables live outside the CPU's address space (on the SPU,
+     * SSD memory behind DMA) and the FTL reaches table byte `off` only through these; cfg.mem is
+     * then unused (0), cfg.mem_bytes still the room there is. */
+    void (*table_read)(void* ctx, uint32_t off, void* dst, uint32_t n);
+    void (*table_write)(void* ctx, uint32_t off, const void* src, uint32_t n);
+    void (*table_fill)(void* ctx, uint32_t off, uint8_t byte, uint32_t n);
 };
 
 struct ftl_config {
@@ -56,7 +62,7 @@ struct ftl_config {
     uint32_t esp_blocks;     /* per plane, the last blocks: Flash-Cosmos operands, not data */
     const struct ftl_ops* ops;
     void* ctx; /* passed to every callback */
-    void* mem; /* the tables (ftl_mem_bytes), 4-byte aligned */
+    void* mem; /* the tables (ftl_mem_bytes), 4-byte aligned; 0 with the table callbacks */
     uint32_t mem_bytes;
     uint64_t scratch; /* one page buffer for GC copies and read-modify-write */
 };
@@ -93,6 +99,8 @@ struct ftl {
 
 /* Bytes of table memory the configuration needs; 0 when the configuration is invalid. */
 uint32_t ftl_mem_bytes(const struct ftl_config* cfg);
+/* Logical pages a configuration offers (what ftl_capacity_pages() will say); 0 when invalid. */
+uint32_t ftl_config_capacity_pages(const struct ftl_config* cfg);
 /* Erases every block and starts with empty tables: all LPNs unmapped. */
 int ftl_format(struct ftl* f, const struct ftl_config* cfg);
 /* Rebuilds the tables from the flash (after power loss): reads every written page's metadata. */

@@ -12,6 +12,17 @@ void spu_write(const char* s) {
     while (*s) spu_putc(*s++);
 }
 
+void spu_write_uint(uint32_t v, unsigned base, unsigned min_digits) {
+    char d[33];
+    unsigned n = 0;
+    do {
+        const unsigned x = v % base;
+        d[n++] = (char)(x < 10 ? '0' + x : 'a' + x - 10);
+        v /= base;
+    } while ((v || n < min_digits) && n < sizeof d);
+    while (n) spu_putc(d[--n]);
+}
+
 static int console_put(char c, FILE* f) {
     (void)f;
     spu_putc(c);

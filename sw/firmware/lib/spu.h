@@ -23,6 +23,9 @@ extern "C" {
 void spu_putc(char c);
 /* A string without adding a newline. */
 void spu_write(const char* s);
+/* v in base 10 or 16 (lower case, no prefix, zero-padded to min_digits), without printf's
+ * 2 KiB of code (SPU-OS shares IMEM with the FTL and the apps). */
+void spu_write_uint(uint32_t v, unsigned base, unsigned min_digits);
 /* Ends the program with `code` (the exit device). Does not return. */
 __attribute__((noreturn)) void spu_exit(int code);
 

@@ -1,8 +1,6 @@
 /* The default trap handler: a trap nobody expected is a firmware fault. It prints the cause,
  * the faulting pc and mtval on the console and ends the program with a code that says which
  * trap it was (spu.h). */
-#include <stdio.h>
-
 #include "spu.h"
 
 static const char* cause_name(uint32_t mcause) {
@@ -34,10 +32,15 @@ static const char* cause_name(uint32_t mcause) {
 
 __attribute__((weak)) uint32_t spu_trap_handler(uint32_t mcause, uint32_t mepc, uint32_t mtval) {
     /* Straight to the device: the fault may have come from inside stdio. */
-    char line[128];
-    snprintf(line, sizeof line, "trap: %s (mcause=0x%08lx mepc=0x%08lx mtval=0x%08lx)\n",
-             cause_name(mcause), (unsigned long)mcause, (unsigned long)mepc, (unsigned long)mtval);
-    spu_write(line);
+    spu_write("trap: ");
+    spu_write(cause_name(mcause));
+    const uint32_t words[] = {mcause, mepc, mtval};
+    static const char* const names[] = {" (mcause=0x", " mepc=0x", " mtval=0x"};
+    for (unsigned i = 0; i < 3; ++i) {
+        spu_write(names[i]);
+        spu_write_uint(words[i], 16, 8);
+    }
+    spu_write(")\n");
     int interrupt = (mcause & 0x80000000u) != 0;
     spu_exit((interrupt ? SPU_TRAP_EXIT_INTERRUPT : SPU_TRAP_EXIT_EXCEPTION) +
              (int)(mcause & 0x1fu));

@@ -6,6 +6,7 @@
  * INSTALL_DATA), then ACTIVATE checks the slot's entry table and binds the app id to it. */
 #include <string.h>
 
+#include "nvm.h"
 #include "perm.h"
 #include "spu_os.h"
 
@@ -115,9 +116,12 @@ static uint32_t stat(void) {
             return perm_entries();
         case SPU_OS_STAT_PERM_EVICTIONS:
             return perm_evictions();
-        default:
+        default: {
+            uint32_t v;
+            if (nvm_stat(buf[0], &v)) return v;
             return buf[0] < sizeof spu_os_stats / sizeof *spu_os_stats ? spu_os_stats[buf[0]]
                                                                        : SPU_OS_E_BAD_ARG;
+        }
     }
 }
 
@@ -158,6 +162,8 @@ uint32_t spu_os_kernel_rpc(unsigned handler) {
             return stat();
         case SPU_OS_RPC_CALL_ALLOW:
             return call_allow();
+        case SPU_OS_RPC_STORE_ATTACH:
+            return nvm_attach();
         default:
             return SPU_OS_E_NO_HANDLER;
     }

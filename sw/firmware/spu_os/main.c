@@ -4,7 +4,6 @@
  * originating HRE to the requests it will send, and either serves it itself (app 0, the kernel
  * RPCs) or runs the SSD App's handler in user mode confined to the app's segments. Every request
  * gets exactly one response: the handler's, or SPU-OS's error result when there was none. */
-#include <stdio.h>
 #include <string.h>
 
 #include "perm.h"
@@ -128,8 +127,15 @@ int main(void) {
     perm_init();
     /* Data slots start zeroed, so an app's .bss needs no image. */
     memset((void*)SPU_OS_DATA_SLOT_BASE, 0, SPU_OS_SLOTS * SPU_OS_DATA_SLOT_SIZE);
-    printf("spu-os %u: node %u of %u, %u app slots\n", SPU_OS_ABI_VERSION, spu_node(), spu_count(),
-           SPU_OS_SLOTS);
+    spu_write("spu-os ");
+    spu_write_uint(SPU_OS_ABI_VERSION, 10, 1);
+    spu_write(": node ");
+    spu_write_uint(spu_node(), 10, 1);
+    spu_write(" of ");
+    spu_write_uint(spu_count(), 10, 1);
+    spu_write(", ");
+    spu_write_uint(SPU_OS_SLOTS, 10, 1);
+    spu_write(" app slots\n");
     for (;;) {
         route_responses();
         /* Handlers whose response came go first: they hold lanes and requests wait for them. */

@@ -15,12 +15,12 @@
  * IMEM: SPU-OS code at 0, then SPU_OS_SLOTS app code slots. DMEM: SPU-OS data (with the
  * permission table) and stack, then the app data slots. The host kernel allocates slots
  * statically [Willow 3.1]: an app is linked for one slot (sw/firmware/apps/app.ld.in). */
-#define SPU_OS_IMEM_SIZE 0x4000u      /* SPU-OS code and read-only data: 16 KiB */
+#define SPU_OS_IMEM_SIZE 0x6000u      /* SPU-OS code (with the FTL) and read-only data: 24 KiB */
 #define SPU_OS_DMEM_SIZE 0x6000u      /* SPU-OS data, permission table and stack: 24 KiB */
 #define SPU_OS_STACK_SIZE 0x800u      /* of which the stack: 2 KiB */
 #define SPU_OS_SLOTS 4u               /* app slots */
-#define SPU_OS_CODE_SLOT_BASE 0x4000u /* slot k's code: BASE + k * SIZE */
-#define SPU_OS_CODE_SLOT_SIZE 0x1000u /* 4 KiB */
+#define SPU_OS_CODE_SLOT_BASE 0x6000u /* slot k's code: BASE + k * SIZE */
+#define SPU_OS_CODE_SLOT_SIZE 0x800u  /* 2 KiB */
 #define SPU_OS_DATA_SLOT_BASE 0x16000u
 #define SPU_OS_DATA_SLOT_SIZE 0x800u /* 2 KiB: data, bss, stack, request header */
 /* Up to SPU_OS_LANES handlers of one app may be under way at once (one running, the others
@@ -62,6 +62,9 @@
 #define SPU_OS_E_NO_CALL 0x10du     /* inter-app call not allowed by the call table */
 #define SPU_OS_E_UNKNOWN_SYSCALL 0x10eu
 #define SPU_OS_E_DROPPED 0x10fu /* the receiver had no room: the request was dropped (NACK) */
+#define SPU_OS_E_RANGE 0x110u   /* an NVM range outside the store */
+#define SPU_OS_E_MEDIA 0x111u   /* the flash could not return the data (uncorrectable) */
+#define SPU_OS_E_IO 0x112u      /* the flash failed otherwise (no free block, refused command) */
 
 /* --- System calls: ecall with the number in a7, arguments in a0..a3, result in a0 -------- */
 #define SPU_SYS_DONE 0           /* the handler is finished (its return lands here) */
@@ -93,6 +96,7 @@
 #define SPU_OS_RPC_PERM_REMOVE 0x06  /* {process, start} x n */
 #define SPU_OS_RPC_STAT 0x07         /* {which}: -> the statistic (SPU_OS_STAT_*) */
 #define SPU_OS_RPC_CALL_ALLOW 0x08   /* {caller app, callee app, function mask} */
+#define SPU_OS_RPC_STORE_ATTACH 0x09 /* struct spu_os_store_attach: the store on the flash */
 
 #define SPU_OS_PERM_READ 1u
 #define SPU_OS_PERM_WRITE 2u
@@ -108,10 +112,38 @@
 #define SPU_OS_STAT_SUSPENDED 8       /* handlers suspended waiting for a response */
 #define SPU_OS_STAT_PERM_CHECK_INSNS_MAX 9   /* instructions of the longest permission check */
 #define SPU_OS_STAT_PERM_CHECK_INSNS_LAST 10 /* instructions of the last permission check */
+/* The store on the flash (after STORE_ATTACH; 0 while the store is SSD memory). Counts are the
+ * low 32 bits of the FTL's (sw/firmware/ftl/ftl.h struct ftl_stats). */
+#define SPU_OS_STAT_STORE_PAGES 32         /* logical pages the FTL offers */
+#define SPU_OS_STAT_STORE_PAGE_BYTES 33    /* bytes per logical page */
+#define SPU_OS_STAT_STORE_HOST_WRITES 34   /* pages written for NVM writes */
+#define SPU_OS_STAT_STORE_HOST_READS 35    /* page reads for NVM reads */
+#define SPU_OS_STAT_STORE_PROGRAMS 36      /* pages programmed (host, GC, records) */
+#define SPU_OS_STAT_STORE_GC_COPIES 37     /* valid pages moved by GC and wear levelling */
+#define SPU_OS_STAT_STORE_GC_VICTIMS 38    /* blocks reclaimed by GC */
+#define SPU_OS_STAT_STORE_ERASES 39        /* blocks erased */
+#define SPU_OS_STAT_STORE_FREE_BLOCKS 40   /* free blocks now */
+#define SPU_OS_STAT_STORE_BAD_BLOCKS 41    /* blocks retired */
+#define SPU_OS_STAT_STORE_TABLE_MISSES 42  /* FTL table lines fetched from SSD memory */
+#define SPU_OS_STAT_STORE_FLASH_WAIT_US 43 /* time SPU-OS waited for the flash */
 
 /* --- RPCs SPU-OS sends to the host kernel (bridge node, dst_hre 0), app 0 ---------------- */
 #define SPU_OS_RPC_NOTIFY_FAULT 0x10     /* struct spu_os_fault_notice */
 #define SPU_OS_RPC_NOTIFY_PERM_MISS 0x11 /* struct spu_os_perm_miss_notice */
+
+/* STORE_ATTACH: puts the SPU's store on its channel's flash behind the FTL (docs/spu_os.md
+ * "The store"). SPU n's NVM address n x bank_bytes + x is logical byte x; the FTL keeps its
+ * tables and two page buffers at the start of SSD memory bank n (from n x bank_bytes), which the
+ * store no longer needs. Answers SPU_OS_OK, SPU_OS_E_BAD_ARG (a configuration the FTL refuses,
+ * or a bank too small for the tables), SPU_OS_E_STATE (attached already) or SPU_OS_E_IO /
+ * SPU_OS_E_MEDIA (the flash failed during format or mount). */
+struct spu_os_store_attach {
+    uint32_t format;           /* 1: erase every block, start empty; 0: mount (recover) */
+    uint32_t bank_bytes;       /* NVM and SSD-memory bytes per SPU */
+    uint32_t blocks_per_plane; /* the FTL's blocks in every plane, from block 0 */
+    uint32_t op_permille, gc_free_blocks, wl_threshold, esp_blocks;
+    uint32_t cell_mode; /* FLASH_CTL_COMMAND_MODE_* of data pages */
+};
 
 struct spu_os_fault_notice {
     uint32_t node, app_id, mcause, mtval, mepc, origin;

@@ -9,8 +9,7 @@
  * multithreading [Willow 3.1: "SPU-OS provides simple multithreading"]: a handler waiting for a
  * synchronous RPC's response is suspended (its frame kept, its request taken off the network
  * interface) and other requests run on other lanes until the response resumes it. */
-#include <stdio.h>
-
+#include "nvm.h"
 #include "perm.h"
 #include "spu.h"
 #include "spu_os.h"
@@ -186,8 +185,10 @@ static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum sp
     if (n == 0) return SPU_OS_OK;
     if (!nvm_allowed(addr, n, to_nvm ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ))
         return SPU_OS_E_PERMISSION;
-    return to_nvm ? dma(other, ptr, SPU_PORT_DRAM, addr, n)
-                  : dma(SPU_PORT_DRAM, addr, other, ptr, n);
+    const uint32_t r = nvm_transfer(addr, other, ptr, n, to_nvm);
+    /* The watchdog budgets the handler's own time, not the flash's (GC may take milliseconds). */
+    if (nvm_waited()) arm_watchdog();
+    return r;
 }
 
 /* Takes the responses that arrived: the awaited one's result into *result (returns 1), the
@@ -349,8 +350,14 @@ static struct spu_os_frame* fault(struct spu_os_frame* f, uint32_t mcause, uint3
     struct app_slot* a = &spu_os_slots[level[depth].slot];
     a->state = SLOT_DISABLED;
     ++spu_os_stats[SPU_OS_STAT_FAULTS];
-    printf("spu-os: app %u disabled: mcause 0x%lx at pc 0x%lx, mtval 0x%lx\n", a->app_id,
-           (unsigned long)mcause, (unsigned long)f->pc, (unsigned long)mtval);
+    const uint32_t words[] = {a->app_id, mcause, f->pc, mtval};
+    static const char* const text[] = {"spu-os: app ", " disabled: mcause 0x", " at pc 0x",
+                                       ", mtval 0x"};
+    for (unsigned i = 0; i < 4; ++i) {
+        spu_write(text[i]);
+        spu_write_uint(words[i], i ? 16 : 10, 1);
+    }
+    spu_putc('\n');
     const struct spu_os_fault_notice n = {spu_node(), a->app_id, mcause,
                                           mtval,      f->pc,     spu_os_rpc.h.origin};
     spu_os_notice(SPU_OS_RPC_NOTIFY_FAULT, &n, sizeof n);

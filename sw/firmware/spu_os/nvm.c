@@ -1,0 +1,328 @@
+/* The SPU's store (nvm.h; docs/spu_os.md "The store"). On the flash, the FTL of this SPU's
+ * channel serves each NVM transfer one logical page piece at a time through a page buffer in SSD
+ * memory: a write moves the bytes there by DMA and the FTL programs them (a piece smaller than a
+ * page is a read-modify-write inside the FTL), a read has the FTL read the piece there and the DMA
+ * moves it on. The FTL's tables are too big for the 32 KiB DMEM: they live in SSD memory and the
+ * FTL reaches them through a small write-back cache of table lines in DMEM, filled and written
+ * back by DMA. Flash commands go one at a time; SPU-OS sleeps on flash_done meanwhile. */
+#include "nvm.h"
+
+#include <string.h>
+
+#include "flash.h"
+#include "ftl.h"
+#include "spu.h"
+#include "spu_os.h"
+
+#define LINE 32u  /* bytes per cached table line */
+#define LINES 32u /* 1 KiB of DMEM */
+#define SINK 64u  /* SSD memory for the byte a metadata-only read transfers */
+
+static struct {
+    int attached, waited;
+    uint32_t nvm_base, page_bytes, mode;
+    uint64_t bytes;                 /* logical bytes the store offers */
+    uint32_t tables, staging, sink; /* SSD memory addresses */
+    unsigned tag;
+    uint32_t misses, wait_us;
+} st;
+static struct ftl ftl;
+
+static uint8_t line_data[LINES][LINE] __attribute__((aligned(4)));
+static uint32_t line_tag[LINES]; /* table offset of the line + 1; 0: empty */
+static uint8_t line_dirty[LINES];
+
+static uint32_t dma(enum spu_port src, uint32_t s, enum spu_port dst, uint32_t d, uint32_t n) {
+    return n == 0 || spu_dma(src, s, dst, d, n) == 0 ? SPU_OS_OK : SPU_OS_E_DMA;
+}
+
+/* n bytes of SSD memory at dst set to `byte`: a line from DMEM, then doubling copies. */
+static void dram_fill(uint32_t dst, uint8_t byte, uint32_t n) {
+    static uint8_t pattern[LINE] __attribute__((aligned(4)));
+    memset(pattern, byte, sizeof pattern);
+    uint32_t done = n < LINE ? n : LINE;
+    dma(SPU_PORT_DMEM, (uint32_t)pattern, SPU_PORT_DRAM, dst, done);
+    while (done < n) {
+        const uint32_t k = n - done < done ? n - done : done;
+        dma(SPU_PORT_DRAM, dst, SPU_PORT_DRAM, dst + done, k);
+        done += k;
+    }
+}
+
+/* ---- the flash ---- */
+
+static int flash_wait(struct flash_cmd* c, uint64_t* meta) {
+    c->tag = ++st.tag & 0xFFFFu;
+    if (flash_submit(c)) return FTL_E_IO; /* one command at a time: the queue is never full */
+    st.waited = 1;
+    const uint64_t t0 = spu_mtime();
+    struct flash_done d;
+    spu_irq_enable(SPU_CTL_IRQ_ENABLE_FLASH_DONE_MASK);
+    for (;;) {
+        if (flash_poll(&d)) {
+            if (d.tag == c->tag) break;
+            continue;
+        }
+        __asm__ volatile("csrw mie, %0" ::"r"(MIE_MEIE));
+        if (SPU_REG(SPU_FLASH_BASE, FLASH_CTL_CQ_COUNT_OFFSET) == 0) __asm__ volatile("wfi");
+        __asm__ volatile("csrw mie, zero");
+    }
+    st.wait_us += (uint32_t)(spu_mtime() - t0);
+    if (meta) *meta = d.meta;
+    switch (d.status) {
+        case FLASH_CTL_CQ_STATUS_CODE_OK:
+            return FTL_OK;
+        case FLASH_CTL_CQ_STATUS_CODE_UNCORRECTABLE:
+            return FTL_E_UNCORRECTABLE;
+        case FLASH_CTL_CQ_STATUS_CODE_FAILED:
+            return FTL_E_FAILED;
+        default:
+            return FTL_E_IO;
+    }
+}
+
+static struct flash_cmd command(enum flash_op op, uint32_t die, uint32_t plane, uint32_t block,
+                                uint32_t page) {
+    struct flash_cmd c;
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    c.planes = 1;
+    c.die = die;
+    c.plane = plane;
+    c.block = block;
+    c.page = page;
+    return c;
+}
+
+static int op_program(void* ctx, const struct ftl_ppa* a, uint64_t buf, uint64_t meta) {
+    (void)ctx;
+    struct flash_cmd c = command(FLASH_PROGRAM, a->die, a->plane, a->block, a->page);
+    c.mode = (enum flash_mode)st.mode;
+    c.dram_addr = buf;
+    c.length = st.page_bytes;
+    c.meta = meta;
+    return flash_wait(&c, 0);
+}
+
+static int op_read(void* ctx, const struct ftl_ppa* a, uint64_t buf, uint32_t offset, uint32_t len,
+                   uint64_t* meta) {
+    (void)ctx;
+    struct flash_cmd c = command(FLASH_READ, a->die, a->plane, a->block, a->page);
+    /* A metadata-only read still transfers one byte (the controller moves at least one). */
+    c.dram_addr = len ? buf : st.sink;
+    c.column = len ? offset : 0;
+    c.length = len ? len : 1;
+    return flash_wait(&c, meta);
+}
+
+static int op_erase(void* ctx, uint32_t die, uint32_t plane, uint32_t block) {
+    (void)ctx;
+    struct flash_cmd c = command(FLASH_ERASE, die, plane, block, 0);
+    return flash_wait(&c, 0);
+}
+
+static void op_copy(void* ctx, uint64_t dst, uint64_t src, uint32_t len) {
+    (void)ctx;
+    dma(SPU_PORT_DRAM, (uint32_t)src, SPU_PORT_DRAM, (uint32_t)dst, len);
+}
+
+static void op_fill(void* ctx, uint64_t dst, uint8_t byte, uint32_t len) {
+    (void)ctx;
+    dram_fill((uint32_t)dst, byte, len);
+}
+
+/* ---- the FTL's tables: SSD memory behind a direct-mapped write-back cache ---- */
+
+static void line_flush(unsigned i) {
+    if (line_tag[i] && line_dirty[i])
+        dma(SPU_PORT_DMEM, (uint32_t)line_data[i], SPU_PORT_DRAM, st.tables + line_tag[i] - 1,
+            LINE);
+    line_dirty[i] = 0;
+}
+
+static uint8_t* line(uint32_t off, int write) {
+    const uint32_t base = off & ~(LINE - 1), i = (base / LINE) % LINES;
+    if (line_tag[i] != base + 1) {
+        line_flush(i);
+        dma(SPU_PORT_DRAM, st.tables + base, SPU_PORT_DMEM, (uint32_t)line_data[i], LINE);
+        line_tag[i] = base + 1;
+        ++st.misses;
+    }
+    line_dirty[i] |= (uint8_t)write;
+    return line_data[i] + (off - base);
+}
+
+/* The bytes [off, off + n) line by line: copied out (dst) or in (src). */
+static void table_access(uint32_t off, uint8_t* dst, const uint8_t* src, uint32_t n) {
+    while (n) {
+        uint32_t k = LINE - (off & (LINE - 1));
+        if (k > n) k = n;
+        uint8_t* p = line(off, src != 0);
+        if (src) {
+            memcpy(p, src, k);
+            src += k;
+        } else {
+            memcpy(dst, p, k);
+            dst += k;
+        }
+        off += k;
+        n -= k;
+    }
+}
+
+static void table_read(void* ctx, uint32_t off, void* dst, uint32_t n) {
+    (void)ctx;
+    table_access(off, dst, 0, n);
+}
+
+static void table_write(void* ctx, uint32_t off, const void* src, uint32_t n) {
+    (void)ctx;
+    table_access(off, 0, src, n);
+}
+
+/* Bulk fills (format and mount) go straight to SSD memory; cached lines are written back and
+ * dropped first so that none holds stale bytes. */
+static void table_fill(void* ctx, uint32_t off, uint8_t byte, uint32_t n) {
+    (void)ctx;
+    for (unsigned i = 0; i < LINES; ++i) {
+        line_flush(i);
+        line_tag[i] = 0;
+    }
+    dram_fill(st.tables + off, byte, n);
+}
+
+static const struct ftl_ops ops = {op_program, op_read,    op_erase,    op_copy,
+                                   op_fill,    table_read, table_write, table_fill};
+
+static uint32_t result_of(int rc) {
+    return rc == FTL_OK                ? SPU_OS_OK
+           : rc == FTL_E_UNCORRECTABLE ? SPU_OS_E_MEDIA
+           : rc == FTL_E_RANGE         ? SPU_OS_E_RANGE
+           : rc == FTL_E_ARG           ? SPU_OS_E_BAD_ARG
+                                       : SPU_OS_E_IO;
+}
+
+/* ---- SPU-OS's side ---- */
+
+#define GEO(r) SPU_REG(SPU_FLASH_BASE, FLASH_CTL_GEO_##r##_OFFSET)
+
+uint32_t nvm_attach(void) {
+    struct spu_os_store_attach a;
+    if (spu_os_rpc.h.length != sizeof a ||
+        spu_dma(SPU_PORT_NI_RX, 0, SPU_PORT_DMEM, (uint32_t)&a, sizeof a) != 0)
+        return SPU_OS_E_BAD_ARG;
+    if (st.attached) return SPU_OS_E_STATE;
+    const uint32_t blocks = GEO(BLOCKS), page_bytes = GEO(PAGE_BYTES);
+    const uint32_t bank = spu_node() * a.bank_bytes;
+    if (a.blocks_per_plane == 0 || a.blocks_per_plane > blocks || a.cell_mode > FLASH_TLC ||
+        (a.bank_bytes & (LINE - 1)))
+        return SPU_OS_E_BAD_ARG;
+    struct ftl_config c;
+    memset(&c, 0, sizeof c);
+    c.geo.dies = GEO(DIES);
+    c.geo.planes_per_die = GEO(PLANES);
+    c.geo.blocks_per_plane = a.blocks_per_plane;
+    c.geo.pages_per_block = GEO(PAGES);
+    c.geo.page_bytes = page_bytes;
+    c.op_permille = a.op_permille;
+    c.gc_free_blocks = a.gc_free_blocks;
+    c.wl_threshold = a.wl_threshold;
+    c.esp_blocks = a.esp_blocks;
+    c.ops = &ops;
+    const uint32_t need = ftl_mem_bytes(&c);
+    /* SSD memory: the tables, the FTL's scratch page, the transfer page, the sink. */
+    const uint32_t tables_bytes = (need + LINE - 1) & ~(LINE - 1);
+    if (need == 0 || (uint64_t)tables_bytes + 2ull * page_bytes + SINK > a.bank_bytes)
+        return SPU_OS_E_BAD_ARG;
+    c.mem_bytes = need;
+    c.scratch = bank + tables_bytes;
+    st.tables = bank;
+    st.staging = (uint32_t)c.scratch + page_bytes;
+    st.sink = st.staging + page_bytes;
+    st.nvm_base = bank;
+    st.page_bytes = page_bytes;
+    st.mode = a.cell_mode;
+    memset(line_tag, 0, sizeof line_tag);
+    SPU_REG(SPU_FLASH_BASE, FLASH_CTL_IRQ_ENABLE_OFFSET) = 1;
+    const int rc = a.format ? ftl_format(&ftl, &c) : ftl_mount(&ftl, &c);
+    if (rc != FTL_OK) return result_of(rc);
+    st.bytes = (uint64_t)ftl_capacity_pages(&ftl) * page_bytes;
+    if (st.bytes > a.bank_bytes) st.bytes = a.bank_bytes; /* the rest has no NVM address */
+    st.attached = 1;
+    return SPU_OS_OK;
+}
+
+uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t n, int to_nvm) {
+    st.waited = 0;
+    if (!st.attached)
+        return to_nvm ? dma(other, ptr, SPU_PORT_DRAM, addr, n)
+                      : dma(SPU_PORT_DRAM, addr, other, ptr, n);
+    if (addr < st.nvm_base || (uint64_t)(addr - st.nvm_base) + n > st.bytes) return SPU_OS_E_RANGE;
+    uint32_t rel = addr - st.nvm_base;
+    while (n) {
+        const uint32_t lpn = rel / st.page_bytes, off = rel % st.page_bytes;
+        const uint32_t len = n < st.page_bytes - off ? n : st.page_bytes - off;
+        uint32_t r;
+        if (to_nvm) {
+            r = dma(other, ptr, SPU_PORT_DRAM, st.staging, len);
+            if (r == SPU_OS_OK) r = result_of(ftl_write(&ftl, lpn, st.staging, off, len));
+        } else {
+            r = result_of(ftl_read(&ftl, lpn, st.staging, off, len));
+            if (r == SPU_OS_OK) r = dma(SPU_PORT_DRAM, st.staging, other, ptr, len);
+        }
+        if (r != SPU_OS_OK) return r;
+        if (other == SPU_PORT_DMEM) ptr += len;
+        rel += len;
+        n -= len;
+    }
+    return SPU_OS_OK;
+}
+
+int nvm_waited(void) { return st.waited; }
+
+int nvm_stat(uint32_t which, uint32_t* value) {
+    struct ftl_stats s;
+    memset(&s, 0, sizeof s);
+    if (st.attached) ftl_stats(&ftl, &s);
+    switch (which) {
+        case SPU_OS_STAT_STORE_PAGES:
+            *value = (uint32_t)(st.bytes / (st.page_bytes ? st.page_bytes : 1));
+            break;
+        case SPU_OS_STAT_STORE_PAGE_BYTES:
+            *value = st.page_bytes;
+            break;
+        case SPU_OS_STAT_STORE_HOST_WRITES:
+            *value = (uint32_t)s.host_writes;
+            break;
+        case SPU_OS_STAT_STORE_HOST_READS:
+            *value = (uint32_t)s.host_reads;
+            break;
+        case SPU_OS_STAT_STORE_PROGRAMS:
+            *value = (uint32_t)s.flash_programs;
+            break;
+        case SPU_OS_STAT_STORE_GC_COPIES:
+            *value = (uint32_t)s.gc_copies;
+            break;
+        case SPU_OS_STAT_STORE_GC_VICTIMS:
+            *value = (uint32_t)s.gc_victims;
+            break;
+        case SPU_OS_STAT_STORE_ERASES:
+            *value = (uint32_t)s.erases;
+            break;
+        case SPU_OS_STAT_STORE_FREE_BLOCKS:
+            *value = s.free_blocks;
+            break;
+        case SPU_OS_STAT_STORE_BAD_BLOCKS:
+            *value = s.bad_blocks;
+            break;
+        case SPU_OS_STAT_STORE_TABLE_MISSES:
+            *value = st.misses;
+            break;
+        case SPU_OS_STAT_STORE_FLASH_WAIT_US:
+            *value = st.wait_us;
+            break;
+        default:
+            return 0;
+    }
+    return 1;
+}

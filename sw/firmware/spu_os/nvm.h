@@ -1,0 +1,22 @@
+/* The SPU's non-volatile store, as SPU-OS's NVM system calls reach it (docs/spu_os.md "The
+ * store"): until the host attaches the flash it is the SPU's bank of SSD memory (Willow's PCM
+ * emulation, Section 3.2); after SPU_OS_RPC_STORE_ATTACH it is the channel's flash behind the
+ * FTL (sw/firmware/ftl), with the FTL's tables and page buffers in SSD memory. */
+#ifndef SPU_OS_NVM_H
+#define SPU_OS_NVM_H
+
+#include <stdint.h>
+
+#include "spu_hw.h"
+
+/* STORE_ATTACH with its payload (struct spu_os_store_attach); the response's result. */
+uint32_t nvm_attach(void);
+/* Moves n bytes between NVM address addr and `other` (DMEM at ptr, or the network interface);
+ * the permission check is done. SPU_OS_OK or an SPU_OS_E_* code. */
+uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t n, int to_nvm);
+/* 1 when the last transfer waited for the flash (SPU-OS then restarts the handler's watchdog). */
+int nvm_waited(void);
+/* A SPU_OS_STAT_STORE_* statistic into *value; 0 when `which` is not one. */
+int nvm_stat(uint32_t which, uint32_t* value);
+
+#endif
