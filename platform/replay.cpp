@@ -117,8 +117,7 @@ int run_replay(const ReplayOptions& opt) {
 
     // The replayed region: the trace's span, up to half the device (the file system's metadata
     // and files sit in the lower half; Base-IO replays into the upper half).
-    const Willow& ssd = platform.device.ssd;
-    const uint64_t device = ssd.dram.bank_bytes() * ssd.spus.size();
+    const uint64_t device = stack.kernel.geometry().device_bytes();
     const uint64_t span = (trace.span_bytes() + kMiB - 1) / kMiB * kMiB;
     const uint64_t region = std::min(span, device / 2);
     const uint64_t base = opt.path == "base-io" ? device / 2 : 0;
@@ -130,7 +129,8 @@ int run_replay(const ReplayOptions& opt) {
     done.reserve(trace.requests.size());
     size_t next = 0;
     unsigned running = 0, finished = 0;
-    bool file_ready = false;
+    bool file_ready = false, started = false;
+    sw::StoreStats before, after;  // the flash store's counters around the replay
     double t0 = -1;
     for (unsigned t = 0; t < opt.threads; ++t) {
         platform.host.cores[kKernelCore + 1 + t]->run(proc, [&, t](host::HostCore& cpu) {
@@ -145,6 +145,9 @@ int run_replay(const ReplayOptions& opt) {
                 dio = stack.direct_io(cpu);
                 fd = dio->open("/replay", O_RDWR);
             }
+            // Thread 0 reads the store's counters once the file system is done; all start then.
+            if (t == 0) before = stack.store_stats(cpu), started = true;
+            while (!started) cpu.compute_ns(1000);
             sw::BlockIo& io = *stack.kernel.on(cpu).base_io;
             std::vector<uint8_t> buf;
             const double start = cpu.now().to_seconds() * 1e9;
@@ -174,7 +177,7 @@ int run_replay(const ReplayOptions& opt) {
                     {s, cpu.now().to_seconds() * 1e9, r.write, r.size_bytes, r.response_ns});
             }
             if (dio) dio->close(fd);
-            ++finished;
+            if (++finished == opt.threads) after = stack.store_stats(cpu);
         });
     }
     outputs.simulate();
@@ -194,6 +197,20 @@ int run_replay(const ReplayOptions& opt) {
               {"write", direction(done, true, span_ns)},
               {"write_amplification", nullptr},
               {"gc", nullptr}};
+    if (stack.on_flash && finished == opt.threads) {
+        const uint64_t pages = after.host_writes - before.host_writes,
+                       programs = after.programs - before.programs;
+        const double bytes = r["write"]["bytes"].get<double>();
+        r["write_amplification"] = {
+            {"host_page_writes", pages},
+            {"flash_programs", programs},
+            {"per_page", pages ? double(programs) / double(pages) : 0.0},
+            {"per_byte",
+             bytes > 0 ? double(programs) * cfg.nand.geometry.page_bytes / bytes : 0.0}};
+        r["gc"] = {{"victims", after.gc_victims - before.gc_victims},
+                   {"copies", after.gc_copies - before.gc_copies},
+                   {"erases", after.erases - before.erases}};
+    }
     {
         std::ofstream f(opt.run.out_dir + "/replay.json");
         f << r.dump(2) << "\n";
@@ -207,7 +224,24 @@ int run_replay(const ReplayOptions& opt) {
         out << "  " << folded << " requests lie past the " << region / kMiB
             << " MiB replayed region and were folded into it\n";
     print(out, r);
-    out << "  write amplification and GC: not measured (the FTL does not run on the NAND yet)\n";
+    if (r["write_amplification"].is_null()) {
+        out << "  write amplification and GC: not measured ("
+            << (stack.on_flash ? "the replay did not finish" : "the store is SSD memory") << ")\n";
+    } else {
+        const json& wa = r["write_amplification"];
+        const json& gc = r["gc"];
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "  flash: %llu pages programmed for %llu page writes (%.2f per page, %.2f "
+                      "bytes per byte written); GC %llu victims, %llu copies, %llu erases\n",
+                      (unsigned long long)wa["flash_programs"].get<uint64_t>(),
+                      (unsigned long long)wa["host_page_writes"].get<uint64_t>(),
+                      wa["per_page"].get<double>(), wa["per_byte"].get<double>(),
+                      (unsigned long long)gc["victims"].get<uint64_t>(),
+                      (unsigned long long)gc["copies"].get<uint64_t>(),
+                      (unsigned long long)gc["erases"].get<uint64_t>());
+        out << line;
+    }
     if (!fault.empty()) out << "  FAULT: " << fault << "\n";
     out << "wrote " << opt.run.out_dir << "/replay.json\n";
 

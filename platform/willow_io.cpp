@@ -87,7 +87,7 @@ struct Barrier {
         }
         while (generation == g) {
             if (!host.first_fault().empty())
-                throw host::HostFault("willow-io: another program faulted");
+                throw host::HostFault("willow-io: another program faulted: " + host.first_fault());
             cpu.compute_ns(100);
         }
     }

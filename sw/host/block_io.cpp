@@ -204,9 +204,7 @@ void BlockIo::run(std::vector<Piece>& pieces, bool write, const uint8_t* src, ui
             const bool dropped = r.status == HRE_STATUS_NACK ||
                                  (r.ok() && r.result == SPU_OS_E_DROPPED && !f.delivered);
             if (dropped && p.attempts <= cfg_.retries) {
-                p.not_before_ns = hre_.now_ns() +
-                                  std::min(cfg_.retry_backoff_max_ns,
-                                           std::ldexp(cfg_.retry_backoff_ns, int(p.attempts) - 1));
+                p.not_before_ns = hre_.now_ns() + backoff_ns(p.offset, p.attempts);
                 todo.push_front(f.piece);
             } else if (!r.ok()) {
                 fail(describe(p, write) + " failed: " + status_name(r.status));
@@ -219,6 +217,18 @@ void BlockIo::run(std::vector<Piece>& pieces, bool write, const uint8_t* src, ui
         if (!progress) hre_.idle();
     }
     if (!failure.empty()) throw host::HostFault(failure);
+}
+
+double BlockIo::backoff_ns(uint64_t offset, uint32_t attempts) const {
+    const double base =
+        std::min(cfg_.retry_backoff_max_ns,
+                 std::ldexp(cfg_.retry_backoff_ns, int(std::min(attempts, 40u)) - 1));
+    // splitmix64 of (offset, attempts): the same stretch in every run.
+    uint64_t z = offset * 0x9E3779B97F4A7C15ull + attempts + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return base * (1.0 + 0.5 * double(z >> 11) / double(1ull << 53));
 }
 
 void BlockIo::write(uint64_t offset, const void* src, uint64_t bytes) {

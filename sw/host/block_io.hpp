@@ -55,11 +55,13 @@ struct BlockIoConfig {
     // A request the ring dropped for want of room (the bridge's NACK status, or the SPU's
     // SPU_OS_E_DROPPED for a DATA request the bridge could not take) is sent again up to this
     // many times: Willow's RPCs are unreliable by design and the sender retries. The k-th retry
-    // waits retry_backoff_ns x 2^(k-1), at most retry_backoff_max_ns: an SPU storing on the
-    // flash drains its receive buffer one program (~0.7 ms) at a time.
-    uint32_t retries = 32;
+    // waits retry_backoff_ns x 2^(k-1), at most retry_backoff_max_ns, stretched by up to half
+    // again (a fixed pseudo-random share per piece and attempt, so that clients that collided
+    // do not collide again in step): an SPU storing on the flash drains its receive buffer one
+    // program (~0.7 ms) at a time while several clients wait for room.
+    uint32_t retries = 64;
     double retry_backoff_ns = 1000.0;
-    double retry_backoff_max_ns = 1000000.0;
+    double retry_backoff_max_ns = 2000000.0;
 };
 
 class BlockIo {
@@ -80,6 +82,8 @@ class BlockIo {
     Hre& hre() { return hre_; }
 
   private:
+    // The wait before a dropped piece's next attempt (BlockIoConfig::retries).
+    double backoff_ns(uint64_t offset, uint32_t attempts) const;
     struct Piece;
     struct Flight;
     // Splits [offset, offset + bytes) at stripe boundaries (HostFault when outside the device).
