@@ -74,10 +74,11 @@ class Host : public sc_core::sc_module {
         wait(d);
         return tag;
     }
-    // The result of the response to `tag` (~0u when none came in 100 ms).
+    // How long result() waits for a response.
+    sc_core::sc_time timeout{100, sc_core::SC_MS};
+    // The result of the response to `tag` (~0u when none came within `timeout`).
     uint32_t result(uint16_t tag) {
-        const sc_core::sc_time deadline =
-            sc_core::sc_time_stamp() + sc_core::sc_time(100, sc_core::SC_MS);
+        const sc_core::sc_time deadline = sc_core::sc_time_stamp() + timeout;
         for (;;) {
             serve_notices();
             while (ni.has_response()) {
