@@ -43,6 +43,22 @@ TEST(Isolated, AnExceptionInTheChildComesBackWithItsMessage) {
     }
 }
 
+// Thrown with a platform half elaborated (modules, their processes and events standing): the
+// message still comes back, rather than the child dying in the modules' destructors.
+TEST(Isolated, AnExceptionDuringElaborationComesBackWithItsMessage) {
+    try {
+        run_isolated([]() -> nlohmann::json {
+            Ticker a("a");
+            sc_core::sc_event e("e");
+            Ticker b("b");
+            throw std::invalid_argument("no such channel 9");
+        });
+        FAIL();
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("no such channel 9"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Isolated, AChildThatDiesIsAnError) {
     EXPECT_THROW(run_isolated([]() -> nlohmann::json { std::_Exit(3); }), std::runtime_error);
 }
