@@ -313,6 +313,35 @@ TEST(SpuOs, HandlerWaitingForAResponseLetsOtherRpcsRun) {
         EXPECT_EQ(host.call(0, kStoreApp, 0, Words{5}, kUserHre), checksum({5, 0, 0, 0}));
     });
 }
+
+// A response that never comes: the suspended handler resumes with SPU_OS_E_TIMEOUT after
+// SPU_OS_WAIT_TIMEOUT_US (the store app answers its wait's result plus one), its lane is free
+// again, and the late answer is dropped.
+TEST(SpuOs, ASuspendedHandlerWhoseResponseNeverComesTimesOut) {
+    run_ssd(1, [](Host& host, Willow&) {
+        host.install(0, "app_store", kStoreApp, 0);
+        host.hold(SPU_OS_RPC_ID(kStoreApp, 0x20));
+        host.timeout = sc_core::sc_time(1, sc_core::SC_SEC);
+        const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+        const uint16_t asking = host.send(0, kStoreApp, 9, Host::bytes({1, 0x405, 10}), kUserHre);
+        ASSERT_EQ(host.held(1).size(), 1u);
+        EXPECT_EQ(host.result(asking), SPU_OS_E_TIMEOUT + 1);
+        const double waited_us = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e6;
+        EXPECT_GE(waited_us, SPU_OS_WAIT_TIMEOUT_US);
+        EXPECT_LT(waited_us, SPU_OS_WAIT_TIMEOUT_US + 1000);
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_WAIT_TIMEOUTS), 1u);
+        host.answer(0, 7);  // too late: nobody waits for it
+        // Both lanes serve again: two handlers suspended at once, both answered in time.
+        const uint16_t a = host.send(0, kStoreApp, 9, Host::bytes({1, 0x405, 20}), kUserHre);
+        const uint16_t b = host.send(0, kStoreApp, 9, Host::bytes({1, 0x405, 30}), kUserHre);
+        ASSERT_EQ(host.held(3).size(), 3u);
+        host.answer(1, 40);
+        host.answer(2, 50);
+        EXPECT_EQ(host.result(a), 41u);
+        EXPECT_EQ(host.result(b), 51u);
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_WAIT_TIMEOUTS), 1u);
+    });
+}
 #endif
 
 }  // namespace

@@ -21,6 +21,13 @@ uint64_t spu_mtime(void) {
     return ((uint64_t)hi << 32) | lo;
 }
 
+void spu_set_timer(uint64_t at) {
+    volatile uint32_t* cmp = (volatile uint32_t*)(uintptr_t)(SPU_CLINT_BASE + SPU_CLINT_MTIMECMP);
+    cmp[1] = 0xffffffffu; /* no spurious match while the halves change */
+    cmp[0] = (uint32_t)at;
+    cmp[1] = (uint32_t)(at >> 32);
+}
+
 #define READ_CSR64(lo_name, hi_name)                              \
     do {                                                          \
         uint32_t hi, lo, again;                                   \

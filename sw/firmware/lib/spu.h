@@ -32,6 +32,8 @@ __attribute__((noreturn)) void spu_exit(int code);
 /* The CLINT's mtime (microseconds, SPU_MTIME_HZ) and the hart's cycle and retired-instruction
  * counters. */
 uint64_t spu_mtime(void);
+/* The timer interrupt (mip.MTIP) becomes pending once mtime reaches `at` (mtimecmp). */
+void spu_set_timer(uint64_t at);
 uint64_t spu_cycles(void);
 uint64_t spu_instret(void);
 

@@ -138,6 +138,7 @@ int main(void) {
     spu_write(" app slots\n");
     for (;;) {
         route_responses();
+        const uint64_t deadline = spu_os_expire_threads(spu_mtime());
         /* Handlers whose response came go first: they hold lanes and requests wait for them. */
         const int t = spu_os_ready_thread();
         if (t >= 0) {
@@ -153,7 +154,9 @@ int main(void) {
          * a request that waits for a lane wakes nobody. */
         spu_irq_enable(SPU_CTL_IRQ_ENABLE_NI_RESPONSE_MASK |
                        (blocked ? 0 : SPU_CTL_IRQ_ENABLE_NI_REQUEST_MASK));
-        __asm__ volatile("csrw mie, %0" ::"r"(MIE_MEIE));
+        /* ... or until the first suspended handler's wait times out (the timer). */
+        if (deadline) spu_set_timer(deadline);
+        __asm__ volatile("csrw mie, %0" ::"r"(deadline ? MIE_MEIE | MIE_MTIE : MIE_MEIE));
         if (!ni_response_pending() && (blocked || !ni_request_pending())) __asm__ volatile("wfi");
         __asm__ volatile("csrw mie, zero");
     }

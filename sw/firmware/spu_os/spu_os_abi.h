@@ -65,6 +65,11 @@
 #define SPU_OS_E_RANGE 0x110u   /* an NVM range outside the store */
 #define SPU_OS_E_MEDIA 0x111u   /* the flash could not return the data (uncorrectable) */
 #define SPU_OS_E_IO 0x112u      /* the flash failed otherwise (no free block, refused command) */
+#define SPU_OS_E_TIMEOUT 0x113u /* WAIT_RESPONSE: no response within SPU_OS_WAIT_TIMEOUT_US */
+
+/* A handler suspended in WAIT_RESPONSE resumes with SPU_OS_E_TIMEOUT when no response came
+ * within this time (assumed: Willow gives none); a later response is dropped. */
+#define SPU_OS_WAIT_TIMEOUT_US 100000u
 
 /* --- System calls: ecall with the number in a7, arguments in a0..a3, result in a0 -------- */
 #define SPU_SYS_DONE 0           /* the handler is finished (its return lands here) */
@@ -112,6 +117,7 @@
 #define SPU_OS_STAT_SUSPENDED 8       /* handlers suspended waiting for a response */
 #define SPU_OS_STAT_PERM_CHECK_INSNS_MAX 9   /* instructions of the longest permission check */
 #define SPU_OS_STAT_PERM_CHECK_INSNS_LAST 10 /* instructions of the last permission check */
+#define SPU_OS_STAT_WAIT_TIMEOUTS 11         /* suspended handlers resumed by the timeout */
 /* The store on the flash (after STORE_ATTACH; 0 while the store is SSD memory). Counts are the
  * low 32 bits of the FTL's (sw/firmware/ftl/ftl.h struct ftl_stats). */
 #define SPU_OS_STAT_STORE_PAGES 32         /* logical pages the FTL offers */

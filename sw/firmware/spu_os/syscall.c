@@ -33,6 +33,7 @@ static enum run_outcome outcome;
 static struct thread {
     uint8_t used, ready, slot, lane, app_id;
     uint32_t result;
+    uint64_t deadline; /* mtime by which the response must come */
     struct rpc_state rpc;
     struct spu_os_frame frame;
 } threads[THREADS];
@@ -42,13 +43,7 @@ static void enter_segments(unsigned slot) {
                      SPU_OS_DATA_SLOT_SIZE);
 }
 
-static void arm_watchdog(void) {
-    volatile uint32_t* cmp = (volatile uint32_t*)(SPU_CLINT_BASE + SPU_CLINT_MTIMECMP);
-    const uint64_t at = spu_mtime() + WATCHDOG_US;
-    cmp[1] = 0xffffffffu; /* no spurious match while the halves change */
-    cmp[0] = (uint32_t)at;
-    cmp[1] = (uint32_t)(at >> 32);
-}
+static void arm_watchdog(void) { spu_set_timer(spu_mtime() + WATCHDOG_US); }
 
 /* The frame to run next in user mode, with the timer as its only interrupt (mstatus.MIE comes
  * from MPIE at mret). */
@@ -120,6 +115,22 @@ void spu_os_route_response(unsigned tag, uint32_t result) {
             threads[t].result = result;
             return;
         }
+}
+
+uint64_t spu_os_expire_threads(uint64_t now) {
+    uint64_t next = 0;
+    for (unsigned i = 0; i < THREADS; ++i) {
+        struct thread* t = &threads[i];
+        if (!t->used || t->ready) continue;
+        if (now >= t->deadline) {
+            t->ready = 1;
+            t->result = SPU_OS_E_TIMEOUT;
+            ++spu_os_stats[SPU_OS_STAT_WAIT_TIMEOUTS];
+        } else if (next == 0 || t->deadline < next) {
+            next = t->deadline;
+        }
+    }
+    return next;
 }
 
 int spu_os_ready_thread(void) {
@@ -237,6 +248,7 @@ static struct spu_os_frame* wait_response(struct spu_os_frame* f) {
         t->app_id = spu_os_slots[level[0].slot].app_id;
         t->rpc = *r;
         t->frame = *f;
+        t->deadline = spu_mtime() + SPU_OS_WAIT_TIMEOUT_US;
         ++spu_os_stats[SPU_OS_STAT_SUSPENDED];
         outcome = RUN_SUSPENDED;
         return 0;
