@@ -15,6 +15,8 @@ void HostConfig::describe(core::Params& p) {
     core.describe(c);
     core::Params i = h.scope("iommu");
     iommu.describe(i);
+    core::Params ms = h.scope("msi");
+    msi.describe(ms);
 }
 
 HostComplex::HostComplex(sc_core::sc_module_name name, const HostConfig& cfg,
@@ -24,6 +26,7 @@ HostComplex::HostComplex(sc_core::sc_module_name name, const HostConfig& cfg,
       home("home", cfg.home, services),
       iommu("iommu", cfg.iommu, services),
       kernel(memory, home, &iommu),
+      msi(cfg.msi),
       root_port("root_port", iommu, 1, services),
       ha("ha", ccix, home, services),
       vc("vc", services),

@@ -22,6 +22,7 @@
 #include "host/host_kernel.hpp"
 #include "host/host_memory.hpp"
 #include "host/iommu.hpp"
+#include "host/msi_controller.hpp"
 #include "link/ccix_config.hpp"
 #include "link/home_agent.hpp"
 #include "link/vc_router.hpp"
@@ -36,6 +37,7 @@ struct HostConfig {
     host::HomeNodeConfig home;
     host::HostCoreConfig core;
     host::IommuConfig iommu;
+    host::MsiConfig msi;
     void describe(core::Params& p);  // under "host."
 };
 
@@ -48,6 +50,7 @@ class HostComplex : public sc_core::sc_module {
     host::HomeNode home;
     host::Iommu iommu;
     host::HostKernel kernel;
+    host::MsiController msi;  // devices' interrupts (Willow's bridge: one vector per queue pair)
     RootPort root_port;
     link::HomeAgent ha;
     link::VcRouter vc;

@@ -15,6 +15,10 @@ Platform::Platform(const PlatformConfig& cfg, core::Services& services)
     device.fabric.out.bind(link.device_target);
     link.device_initiator.bind(device.vc.target);
     // The host's unmaps reach the device's ATC (one device, one PASID space: it sends none).
+    // The bridge's completion interrupts reach the host's MSI controller, vector = queue pair.
+    if (device.ssd.bridge)
+        device.ssd.bridge->on_interrupt(
+            [this](unsigned qp, const sc_core::sc_time& at) { host.msi.raise(qp, at); });
     host.iommu.on_invalidate(
         [this](uint32_t, uint64_t va, uint64_t bytes) { device.atc.invalidate(va, bytes); });
     const auto& flash = device.ssd.flash;

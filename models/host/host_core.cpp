@@ -112,6 +112,11 @@ void HostCore::sync() {
     offset_ = SC_ZERO_TIME;
 }
 
+void HostCore::wait_for(const sc_core::sc_event& e) {
+    sync();
+    wait(e);
+}
+
 void HostCore::compute_ns(double ns) {
     offset_ += sc_time(ns, SC_NS);
     if (offset_ > quantum_) sync();

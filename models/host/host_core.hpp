@@ -100,6 +100,9 @@ class HostCore : public sc_core::sc_module {
     void compute_cycles(uint64_t cycles);
     sc_core::sc_time now() const { return sc_core::sc_time_stamp() + offset_; }
     void sync();  // bring the core's local time into the kernel's
+    // Sleeps until `e` is notified (the core's local time caught up first), as a thread blocked
+    // in the kernel does.
+    void wait_for(const sc_core::sc_event& e);
 
     uint64_t mmap(uint64_t bytes, uint64_t page_bytes = kPage4K);
     void munmap(uint64_t va, uint64_t bytes);

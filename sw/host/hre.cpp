@@ -191,7 +191,15 @@ void Hre::release(const Request& r) {
     if (rx_consumed_ != before) doorbell(HRE_DOORBELL_RX_HEAD, rx_consumed_);
 }
 
-void Hre::idle() { cpu_.compute_ns(cfg_.poll_gap_ns); }
+void Hre::idle() {
+    if (!ep_.interrupts) return cpu_.compute_ns(cfg_.poll_gap_ns);
+    host::MsiController& msi = *ep_.device.msi;
+    if (msi.count(ep_.qp) == irqs_seen_) {
+        cpu_.wait_for(msi.event(ep_.qp));
+        cpu_.compute_ns(msi.config().wake_ns);
+    }
+    irqs_seen_ = msi.count(ep_.qp);
+}
 
 double Hre::now_ns() const { return cpu_.now().to_seconds() * 1e9; }
 

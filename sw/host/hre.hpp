@@ -91,7 +91,9 @@ class Hre {
     void release(const Request& r);
     // Answers an SPU's request (RPCSendResponse).
     void respond(const Request& r, uint32_t result);
-    // The pause between two empty polls, for callers with their own polling loop.
+    // The pause between two empty polls, for callers with their own polling loop: poll_gap_ns,
+    // or with interrupts, sleeping until the queue pair's next MSI unless one came since the
+    // last pause (then the waking costs host.msi.wake_ns).
     void idle();
     // The calling core's simulated time, in ns.
     double now_ns() const;
@@ -108,7 +110,8 @@ class Hre {
     HreConfig cfg_;
     uint32_t sq_tail_ = 0, sq_head_ = 0, cq_head_ = 0;
     uint16_t phase_ = 1, next_tag_ = 0;
-    struct Piece {  // a request's space in the receive buffer, in allocation order
+    uint64_t irqs_seen_ = 0;  // the queue pair's MSI count at the last pause
+    struct Piece {            // a request's space in the receive buffer, in allocation order
         uint64_t id;
         uint32_t end;  // the running count just past it
         bool released;

@@ -10,7 +10,8 @@ void HostRuntimeConfig::describe(core::Params& p) {
       0.0, 1e9)("ctg_api_ns", ctg_api_ns, "ns",
                 "CCIX software API per startTrans beyond its register accesses [calibrated to E1 "
                 "with sw.tapasco_job_ns]",
-                0.0, 1e9);
+                0.0, 1e9)("willow_interrupts", willow_interrupts,
+                          "Willow's HREs sleep until their queue pair's MSI instead of polling");
 }
 
 }  // namespace canopy::sw

@@ -21,6 +21,9 @@ struct HostRuntimeConfig {
     // into a mapped BAR). Calibrated to E1 with tapasco_job_ns (the same throughput ratios): 0,
     // the modelled register accesses (~1.4 us per call) are the API's whole cost.
     double ctg_api_ns = 0.0;
+    // Willow's HREs wait for completions by interrupt (the bridge's MSI per queue pair, host.msi)
+    // instead of polling their completion queues [Willow 3.2: "interrupts or polling"].
+    bool willow_interrupts = false;
     void describe(core::Params& p);  // under "sw."
 };
 

@@ -13,7 +13,7 @@ const core::RegisterMap& bridge_map() {
     static const core::RegisterMap map = ssd::PcieBridge::register_map();
     return map;
 }
-constexpr uint64_t kEnable = 1, kEnabledStatus = 1;
+constexpr uint64_t kEnable = 1, kIrqEnable = 2, kEnabledStatus = 1;
 }  // namespace
 
 WillowDriver::WillowDriver(WillowDevice device, HreLayout layout, WillowDriverConfig cfg)
@@ -78,7 +78,8 @@ HreEndpoint WillowDriver::open(host::HostCore& cpu, bool kernel) {
     reg(cpu, "qp_sq_entries", layout_.sq_entries);
     reg(cpu, "qp_cq_entries", layout_.cq_entries);
     reg(cpu, "qp_rx_bytes", layout_.rx_bytes);
-    reg(cpu, "qp_control", kEnable);
+    e.interrupts = cfg_.interrupts && device_.msi;
+    reg(cpu, "qp_control", kEnable | (e.interrupts ? kIrqEnable : 0));
     if (!(reg(cpu, "qp_status") & kEnabledStatus))
         throw host::HostFault("Willow driver: the bridge refused queue pair " + std::to_string(qp) +
                               "'s set-up");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "host/host_core.hpp"
+#include "host/msi_controller.hpp"
 
 namespace canopy::sw {
 
@@ -25,6 +26,9 @@ struct WillowDevice {
     uint64_t doorbells_pa = 0;  // doorbell page of queue pair 0; qp i is i pages above
     uint32_t queue_pairs = 0;
     uint32_t spus = 0;  // SPU i is ring node i; the bridge is node spus
+    // The host's MSI controller, where the bridge's completion interrupts arrive (vector = queue
+    // pair); null: completions are polled for only.
+    host::MsiController* msi = nullptr;
 };
 
 // An HRE's queue sizes (all inside one 2 MiB window).
@@ -50,11 +54,16 @@ struct HreEndpoint {
     uint64_t doorbell_va = 0;  // its doorbell page, mapped into the process
     HreLayout layout;
     WillowDevice device;
+    bool interrupts = false;  // the bridge raises the queue pair's MSI for each completion
 };
 
 struct WillowDriverConfig {
     // Entering and leaving the driver (a system call): assumed 1 us on the host.
     double syscall_ns = 1000.0;
+    // Completions by interrupt [Willow 3.2: "interrupts or polling"]: an HRE with nothing to do
+    // sleeps until its queue pair's MSI (host.msi) instead of polling its completion queue.
+    // Needs WillowDevice::msi.
+    bool interrupts = false;
 };
 
 class WillowDriver {

@@ -49,11 +49,23 @@ struct IoMachine : willow_test::WillowMachine {
     sw::HreEndpoint kernel_hre;
     host::HostKernel::Process& kernel;
     host::HostKernel::Process& user;
-    explicit IoMachine(const std::function<void(PlatformConfig&)>& tweak = nullptr)
+    // `interrupts`: the driver sets up queue pairs that raise their MSI (host.msi) per completion.
+    explicit IoMachine(const std::function<void(PlatformConfig&)>& tweak = nullptr,
+                       bool interrupts = false)
         : WillowMachine(kSpus, tweak),
-          driver(platform->device.willow_device()),
+          driver(device(*platform, interrupts), sw::HreLayout(), driver_config(interrupts)),
           kernel(platform->host.kernel.create_process("kernel")),
           user(platform->host.kernel.create_process("user")) {}
+    static sw::WillowDevice device(Platform& p, bool interrupts) {
+        sw::WillowDevice d = p.device.willow_device();
+        if (interrupts) d.msi = &p.host.msi;
+        return d;
+    }
+    static sw::WillowDriverConfig driver_config(bool interrupts) {
+        sw::WillowDriverConfig c;
+        c.interrupts = interrupts;
+        return c;
+    }
     sw::BlockGeometry geometry() {
         sw::BlockGeometry g;
         g.spus = kSpus;
@@ -159,6 +171,50 @@ TEST(PlatformWillowIo, BaseIoStripesAWriteOverTheSpusAndReadsItBackCopiedAndInPl
     ::testing::Test::RecordProperty("read_4k_ns", int(read4k_ns));
     ::testing::Test::RecordProperty("read_4k_in_place_ns", int(read4k_in_place_ns));
     ::testing::Test::RecordProperty("write_8k_ns", int(write8k_ns));
+}
+
+// Completions by interrupt: an HRE with nothing to do sleeps until its queue pair's MSI. The same
+// 4 KiB Base-IO read through an HRE that sleeps and one that polls (its MSIs ignored) returns the
+// same bytes; the sleeper pays at least one MSI flight and one wake-up more (at most two per
+// read: the DATA request and the response each end a wait).
+TEST(PlatformWillowIo, CompletionsByInterruptWakeASleepingHre) {
+    IoMachine m(nullptr, /*interrupts=*/true);
+    const std::vector<uint8_t> data = pattern(4 * kStripe, 3);
+    bool done = false;
+    double sleeping_ns = 0, polling_ns = 0;
+    uint64_t msis = 0, completions_read = 0;
+    std::vector<uint8_t> by_irq(4096), by_poll(4096);
+    m.run_kernel([&](host::HostCore& cpu, sw::Hre& hre, sw::WillowApps&) {
+        EXPECT_TRUE(m.kernel_hre.interrupts);
+        sw::BlockIo io(hre, kBaseIo, m.geometry());
+        io.write(0, data.data(), data.size());
+        sw::HreEndpoint polled = m.driver.open(cpu, /*kernel=*/true);
+        polled.interrupts = false;
+        sw::Hre poller(cpu, polled);
+        sw::BlockIo pio(poller, kBaseIo, m.geometry());
+        const uint64_t before = m.platform->host.msi.count(m.kernel_hre.qp);
+        sc_core::sc_time t0 = cpu.now();
+        io.read(kStripe, by_irq.data(), 4096);
+        sleeping_ns = since_ns(cpu, t0);
+        msis = m.platform->host.msi.count(m.kernel_hre.qp) - before;
+        completions_read = 2;  // the DATA request and the READ's response
+        t0 = cpu.now();
+        pio.read(kStripe, by_poll.data(), 4096);
+        polling_ns = since_ns(cpu, t0);
+        done = true;
+    });
+    m.simulate();
+    ASSERT_TRUE(done);
+    const std::vector<uint8_t> want(data.begin() + kStripe, data.begin() + kStripe + 4096);
+    EXPECT_EQ(by_irq, want);
+    EXPECT_EQ(by_poll, want);
+    EXPECT_EQ(msis, completions_read);  // one MSI per completion-queue entry
+    const host::MsiConfig& c = m.cfg.host.msi;
+    const double one = c.msi_latency_ns + c.wake_ns;
+    EXPECT_GT(sleeping_ns - polling_ns, one - 200) << sleeping_ns << " vs " << polling_ns;
+    EXPECT_LT(sleeping_ns - polling_ns, 2 * one + 200) << sleeping_ns << " vs " << polling_ns;
+    std::printf("[ Block IO ] 4 KiB Base-IO READ: %.0f ns sleeping on MSIs, %.0f ns polling\n",
+                sleeping_ns, polling_ns);
 }
 
 TEST(PlatformWillowIo, BaseIoRefusesAUserProcess) {
