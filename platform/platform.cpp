@@ -31,4 +31,10 @@ Platform::Platform(const PlatformConfig& cfg, core::Services& services)
     }
 }
 
+sw::WillowDevice Platform::willow_device(bool interrupts) {
+    sw::WillowDevice d = device.willow_device();
+    if (interrupts) d.msi = &host.msi;
+    return d;
+}
+
 }  // namespace canopy::platform

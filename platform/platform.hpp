@@ -27,6 +27,10 @@ class Platform {
   public:
     Platform(const PlatformConfig& cfg, core::Services& services);
 
+    // Willow's device as its host driver sees it; with `interrupts`, the bridge's completion
+    // MSIs reach HREs through host.msi.
+    sw::WillowDevice willow_device(bool interrupts);
+
     const PlatformConfig cfg;  // what it was built from
     HostComplex host;
     link::PcieLink link;

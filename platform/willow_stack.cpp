@@ -31,19 +31,6 @@ bool store_on_flash(Platform& p) {
     return true;
 }
 
-// The device as the driver sees it: with the host's MSI controller when HREs take interrupts.
-sw::WillowDevice willow_device(Platform& p) {
-    sw::WillowDevice d = p.device.willow_device();
-    if (p.cfg.software.willow_interrupts) d.msi = &p.host.msi;
-    return d;
-}
-
-sw::WillowDriverConfig driver_config(Platform& p) {
-    sw::WillowDriverConfig c;
-    c.interrupts = p.cfg.software.willow_interrupts;
-    return c;
-}
-
 sw::BlockGeometry geometry(Platform& p, bool flash) {
     sw::BlockGeometry g;
     g.spus = uint32_t(p.device.ssd.spus.size());
@@ -63,7 +50,8 @@ WillowStack::WillowStack(Platform& p, WillowStackConfig c)
     : platform(p),
       cfg(std::move(c)),
       on_flash(store_on_flash(p)),
-      driver(willow_device(p), sw::HreLayout(), driver_config(p)),
+      driver(p.willow_device(p.cfg.software.willow_interrupts), sw::HreLayout(),
+             sw::WillowDriverConfig::with_interrupts(p.cfg.software.willow_interrupts)),
       kernel(driver, cfg.base_io_app, geometry(p, on_flash)),
       fs(kernel, cfg.fs),
       module(fs, cfg.module) {}

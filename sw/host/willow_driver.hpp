@@ -64,6 +64,11 @@ struct WillowDriverConfig {
     // sleeps until its queue pair's MSI (host.msi) instead of polling its completion queue.
     // Needs WillowDevice::msi.
     bool interrupts = false;
+    static WillowDriverConfig with_interrupts(bool on) {
+        WillowDriverConfig c;
+        c.interrupts = on;
+        return c;
+    }
 };
 
 class WillowDriver {

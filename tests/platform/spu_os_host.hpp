@@ -233,5 +233,12 @@ inline std::string run_ssd(unsigned spus, const std::function<void(Host&, Willow
     return console.str();
 }
 
+// The store app's checksum (sw/firmware/apps/store.c).
+inline uint32_t checksum(const std::vector<uint8_t>& b) {
+    uint32_t s = 0;
+    for (uint8_t c : b) s = s * 31 + c;
+    return s;
+}
+
 }  // namespace canopy::platform::spu_os_host
 #endif

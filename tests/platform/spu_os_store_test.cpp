@@ -40,12 +40,6 @@ std::vector<uint8_t> with_words(std::vector<uint32_t> words, const std::vector<u
     return b;
 }
 
-uint32_t checksum(const std::vector<uint8_t>& b) {  // the store app's
-    uint32_t s = 0;
-    for (uint8_t c : b) s = s * 31 + c;
-    return s;
-}
-
 // The store app's STORE (handler 1, {addr, n, bytes}) and LOAD (handler 2, {addr, n} -> the
 // bytes' checksum) as the host kernel (process 0: no permission entries needed).
 uint32_t store(Host& h, unsigned spu, uint32_t addr, const std::vector<uint8_t>& bytes) {
@@ -155,8 +149,8 @@ TEST(SpuOsStore, AMountOnAnotherControllerRecoversEveryAcknowledgedWrite) {
     cfg.firmware = firmware("spu_os");
     std::ostringstream console;
     nand::FlashArray array("nand", nc, services);
-    Willow a("ssd_a", cfg, services, console, false, &nc), b("ssd_b", cfg, services, console, false,
-                                                              &nc);
+    Willow a("ssd_a", cfg, services, console, false, &nc),
+        b("ssd_b", cfg, services, console, false, &nc);
     std::vector<std::unique_ptr<FanIn>> ports;
     for (uint32_t c = 0; c < nc.geometry.channels; ++c) {
         ports.push_back(std::make_unique<FanIn>(("port" + std::to_string(c)).c_str()));

@@ -23,12 +23,6 @@ namespace {
 using namespace spu_os_host;
 
 #ifdef CANOPY_FIRMWARE_DIR
-uint32_t checksum(const std::vector<uint8_t>& b) {
-    uint32_t s = 0;
-    for (uint8_t c : b) s = s * 31 + c;
-    return s;
-}
-
 TEST(SpuOs, BootsOnEverySpuAndDispatchesKernelRpcs) {
     const std::string console = run_ssd(4, [](Host& host, Willow&) {
         for (unsigned spu = 0; spu < 4; ++spu)

@@ -53,19 +53,10 @@ struct IoMachine : willow_test::WillowMachine {
     explicit IoMachine(const std::function<void(PlatformConfig&)>& tweak = nullptr,
                        bool interrupts = false)
         : WillowMachine(kSpus, tweak),
-          driver(device(*platform, interrupts), sw::HreLayout(), driver_config(interrupts)),
+          driver(platform->willow_device(interrupts), sw::HreLayout(),
+                 sw::WillowDriverConfig::with_interrupts(interrupts)),
           kernel(platform->host.kernel.create_process("kernel")),
           user(platform->host.kernel.create_process("user")) {}
-    static sw::WillowDevice device(Platform& p, bool interrupts) {
-        sw::WillowDevice d = p.device.willow_device();
-        if (interrupts) d.msi = &p.host.msi;
-        return d;
-    }
-    static sw::WillowDriverConfig driver_config(bool interrupts) {
-        sw::WillowDriverConfig c;
-        c.interrupts = interrupts;
-        return c;
-    }
     sw::BlockGeometry geometry() {
         sw::BlockGeometry g;
         g.spus = kSpus;

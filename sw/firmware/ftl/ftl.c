@@ -56,52 +56,59 @@ static inline void set32(struct ftl* f, uint32_t off, uint32_t i, uint32_t v) {
     tbl_write(f, off + i * 4, &v, 4);
 }
 static inline uint32_t map_get(const struct ftl* f, uint32_t lpn) {
-    return get32(f, f->off_map, lpn);
+    return get32(f, f->lay.off_map, lpn);
 }
 static inline void map_set(struct ftl* f, uint32_t lpn, uint32_t v) {
-    set32(f, f->off_map, lpn, v);
+    set32(f, f->lay.off_map, lpn, v);
 }
 static inline uint32_t rmap_get(const struct ftl* f, uint32_t p) {
-    return get32(f, f->off_rmap, p);
+    return get32(f, f->lay.off_rmap, p);
 }
-static inline void rmap_set(struct ftl* f, uint32_t p, uint32_t v) { set32(f, f->off_rmap, p, v); }
-static inline uint32_t pe_get(const struct ftl* f, uint32_t b) { return get32(f, f->off_pe, b); }
-static inline void pe_set(struct ftl* f, uint32_t b, uint32_t v) { set32(f, f->off_pe, b, v); }
-static inline uint32_t frb_get(const struct ftl* f, uint32_t k) { return get32(f, f->off_frb, k); }
-static inline void frb_set(struct ftl* f, uint32_t k, uint32_t v) { set32(f, f->off_frb, k, v); }
-static inline uint32_t frp_get(const struct ftl* f, uint32_t k) { return get32(f, f->off_frp, k); }
-static inline void frp_set(struct ftl* f, uint32_t k, uint32_t v) { set32(f, f->off_frp, k, v); }
+static inline void rmap_set(struct ftl* f, uint32_t p, uint32_t v) {
+    set32(f, f->lay.off_rmap, p, v);
+}
+static inline uint32_t pe_get(const struct ftl* f, uint32_t b) {
+    return get32(f, f->lay.off_pe, b);
+}
+static inline void pe_set(struct ftl* f, uint32_t b, uint32_t v) { set32(f, f->lay.off_pe, b, v); }
+static inline uint32_t frb_get(const struct ftl* f, uint32_t k) {
+    return get32(f, f->lay.off_frb, k);
+}
+static inline void frb_set(struct ftl* f, uint32_t k, uint32_t v) {
+    set32(f, f->lay.off_frb, k, v);
+}
+static inline uint32_t frp_get(const struct ftl* f, uint32_t k) {
+    return get32(f, f->lay.off_frp, k);
+}
+static inline void frp_set(struct ftl* f, uint32_t k, uint32_t v) {
+    set32(f, f->lay.off_frp, k, v);
+}
 static inline uint32_t ufree_get(const struct ftl* f, uint32_t u) {
-    return get32(f, f->off_ufree, u);
+    return get32(f, f->lay.off_ufree, u);
 }
 static inline void ufree_set(struct ftl* f, uint32_t u, uint32_t v) {
-    set32(f, f->off_ufree, u, v);
+    set32(f, f->lay.off_ufree, u, v);
 }
 static inline uint32_t valid_get(const struct ftl* f, uint32_t b) {
     uint16_t v;
-    tbl_read(f, f->off_valid + b * 2, &v, 2);
+    tbl_read(f, f->lay.off_valid + b * 2, &v, 2);
     return v;
 }
 static inline void valid_set(struct ftl* f, uint32_t b, uint32_t v) {
     uint16_t x = (uint16_t)v;
-    tbl_write(f, f->off_valid + b * 2, &x, 2);
+    tbl_write(f, f->lay.off_valid + b * 2, &x, 2);
 }
 static inline uint32_t state_get(const struct ftl* f, uint32_t b) {
     uint8_t v;
-    tbl_read(f, f->off_state + b, &v, 1);
+    tbl_read(f, f->lay.off_state + b, &v, 1);
     return v;
 }
 static inline void state_set(struct ftl* f, uint32_t b, uint32_t s) {
     uint8_t x = (uint8_t)s;
-    tbl_write(f, f->off_state + b, &x, 1);
+    tbl_write(f, f->lay.off_state + b, &x, 1);
 }
 
 /* ---- geometry ---- */
-
-struct layout {
-    uint32_t units, blocks, pages, lpns, esp, bytes;
-    uint32_t off_map, off_rmap, off_pe, off_frb, off_frp, off_ufree, off_valid, off_state;
-};
 
 /* a += n * size, failing (returning 0) past 2^31 bytes. */
 static int grow(uint32_t* a, uint32_t n, uint32_t size) {
@@ -110,7 +117,7 @@ static int grow(uint32_t* a, uint32_t n, uint32_t size) {
     return 1;
 }
 
-static int layout_of(const struct ftl_config* c, struct layout* l) {
+static int layout_of(const struct ftl_config* c, struct ftl_layout* l) {
     const struct ftl_geometry* g = &c->geo;
     if (!g->dies || !g->planes_per_die || !g->blocks_per_plane || !g->pages_per_block ||
         !g->page_bytes || g->pages_per_block > 0xFFFFu || c->op_permille >= 1000 ||
@@ -156,24 +163,24 @@ static int layout_of(const struct ftl_config* c, struct layout* l) {
 }
 
 uint32_t ftl_mem_bytes(const struct ftl_config* cfg) {
-    struct layout l;
+    struct ftl_layout l;
     return layout_of(cfg, &l) ? l.bytes : 0;
 }
 
 uint32_t ftl_config_capacity_pages(const struct ftl_config* cfg) {
-    struct layout l;
+    struct ftl_layout l;
     return layout_of(cfg, &l) ? l.lpns : 0;
 }
 
 static inline uint32_t ppb(const struct ftl* f) { return f->cfg.geo.pages_per_block; }
-static inline uint32_t gc_frontier(const struct ftl* f) { return f->units; }
-static inline uint32_t wl_frontier(const struct ftl* f) { return f->units + 1; }
+static inline uint32_t gc_frontier(const struct ftl* f) { return f->lay.units; }
+static inline uint32_t wl_frontier(const struct ftl* f) { return f->lay.units + 1; }
 static inline uint32_t unit_of(const struct ftl* f, uint32_t b) {
     return b / f->cfg.geo.blocks_per_plane;
 }
 static inline int is_esp(const struct ftl* f, uint32_t b) {
     return b - unit_of(f, b) * f->cfg.geo.blocks_per_plane >=
-           f->cfg.geo.blocks_per_plane - f->esp_per_unit;
+           f->cfg.geo.blocks_per_plane - f->lay.esp;
 }
 
 static void split(const struct ftl* f, uint32_t p, struct ftl_ppa* a) {
@@ -251,14 +258,14 @@ static void invalidate(struct ftl* f, uint32_t p) {
  * to hold cold data). It becomes open. NONE when no block is free. */
 static uint32_t take_free(struct ftl* f, uint32_t u, int hottest) {
     if (!f->free_blocks) return NONE;
-    if (u >= f->units || !ufree_get(f, u)) {
+    if (u >= f->lay.units || !ufree_get(f, u)) {
         uint32_t most = 0;
-        for (uint32_t v = 0; v < f->units; ++v)
+        for (uint32_t v = 0; v < f->lay.units; ++v)
             if (ufree_get(f, v) > most) most = ufree_get(f, v), u = v;
     }
     uint32_t bpp = f->cfg.geo.blocks_per_plane, best = NONE, best_pe = NONE;
     if (hottest) {
-        for (uint32_t b = 0; b < f->blocks; ++b)
+        for (uint32_t b = 0; b < f->lay.blocks; ++b)
             if (state_get(f, b) == BLK_FREE && (best == NONE || pe_get(f, b) > best_pe))
                 best = b, best_pe = pe_get(f, b);
         u = unit_of(f, best);
@@ -284,9 +291,9 @@ static uint32_t frontier_page(struct ftl* f, uint32_t* k, int* rc) {
     uint32_t b = frb_get(f, *k);
     *rc = FTL_OK;
     if (b == NONE) {
-        if (*k < f->units) *rc = ensure_free(f);
+        if (*k < f->lay.units) *rc = ensure_free(f);
         if (*rc != FTL_OK && *rc != FTL_E_NOSPACE) return NONE;
-        b = take_free(f, *k < f->units ? *k : NONE, *k == wl_frontier(f));
+        b = take_free(f, *k < f->lay.units ? *k : NONE, *k == wl_frontier(f));
         if (b == NONE) {
             for (uint32_t j = 0; j <= wl_frontier(f); ++j) {
                 if (frb_get(f, j) == NONE) continue;
@@ -318,7 +325,8 @@ static int relocate(struct ftl* f, uint32_t b, uint32_t k) {
             continue;
         }
         if (rc != FTL_OK) return rc;
-        if ((tag & ~TRIMMED) >= f->lpns) invalidate(f, p); /* a bad-block record: no map entry */
+        if ((tag & ~TRIMMED) >= f->lay.lpns)
+            invalidate(f, p); /* a bad-block record: no map entry */
         ++f->st.gc_copies;
     }
     return unreadable;
@@ -332,7 +340,7 @@ static void mark_bad(struct ftl* f, uint32_t b) {
         state_set(f, b, BLK_BAD);
         ++f->st.bad_blocks;
     }
-    if (put_page(f, gc_frontier(f), TRIMMED | (f->lpns + b), SRC_TRIM, 0, 0, 0) == FTL_OK)
+    if (put_page(f, gc_frontier(f), TRIMMED | (f->lay.lpns + b), SRC_TRIM, 0, 0, 0) == FTL_OK)
         ++f->st.bad_records;
 }
 
@@ -369,7 +377,7 @@ static int put_page(struct ftl* f, uint32_t frontier, uint32_t tag, int src, uin
     const struct ftl_ops* ops = f->cfg.ops;
     uint32_t lpn = tag & ~TRIMMED, pb = f->cfg.geo.page_bytes;
     uint64_t scratch = f->cfg.scratch, meta;
-    int record = lpn >= f->lpns; /* a bad-block record: outside the map */
+    int record = lpn >= f->lay.lpns; /* a bad-block record: outside the map */
     for (;;) {
         int rc;
         uint32_t k = frontier;
@@ -417,7 +425,7 @@ static int put_page(struct ftl* f, uint32_t frontier, uint32_t tag, int src, uin
 static int ensure_free(struct ftl* f) {
     while (f->free_blocks < f->cfg.gc_free_blocks) {
         uint32_t victim = NONE, least = NONE;
-        for (uint32_t b = 0; b < f->blocks; ++b)
+        for (uint32_t b = 0; b < f->lay.blocks; ++b)
             if (state_get(f, b) == BLK_FULL && valid_get(f, b) < least)
                 victim = b, least = valid_get(f, b);
         if (victim == NONE || least >= ppb(f)) return FTL_E_NOSPACE; /* no progress possible */
@@ -427,18 +435,18 @@ static int ensure_free(struct ftl* f) {
     }
     if (f->pending) { /* one retired block per call; those with unreadable pages are passed */
         uint32_t b = 0;
-        for (; b < f->blocks; ++b) {
+        for (; b < f->lay.blocks; ++b) {
             if (state_get(f, b) != BLK_BAD || !valid_get(f, b)) continue;
             int rc = relocate(f, b, gc_frontier(f));
             if (rc < 0) return rc;
             if (rc == 0) break;
         }
-        f->pending = b == f->blocks ? 0 : f->pending - 1;
+        f->pending = b == f->lay.blocks ? 0 : f->pending - 1;
     }
     if (f->cfg.wl_threshold && f->pe_max > f->cfg.wl_threshold) {
         /* The coldest block: if it sits full of (static) data, free it so it gets used. */
         uint32_t cold = NONE, least = NONE, most = 0;
-        for (uint32_t b = 0; b < f->blocks; ++b) {
+        for (uint32_t b = 0; b < f->lay.blocks; ++b) {
             uint32_t s = state_get(f, b), pe = pe_get(f, b);
             if (s != BLK_FREE && s != BLK_OPEN && s != BLK_FULL) continue;
             if (pe < least) cold = b, least = pe;
@@ -463,7 +471,7 @@ static int ensure_free(struct ftl* f) {
 /* ---- format and mount ---- */
 
 static int setup(struct ftl* f, const struct ftl_config* cfg) {
-    struct layout l;
+    struct ftl_layout l;
     const int external =
         cfg && cfg->ops && cfg->ops->table_read && cfg->ops->table_write && cfg->ops->table_fill;
     if (!cfg || !cfg->ops || !layout_of(cfg, &l) || cfg->mem_bytes < l.bytes ||
@@ -474,24 +482,12 @@ static int setup(struct ftl* f, const struct ftl_config* cfg) {
     memset(f, 0, sizeof *f);
     f->cfg = *cfg;
     f->mem = external ? 0 : (uint8_t*)cfg->mem;
-    f->units = l.units;
-    f->blocks = l.blocks;
-    f->pages = l.pages;
-    f->lpns = l.lpns;
-    f->esp_per_unit = l.esp;
-    f->off_map = l.off_map;
-    f->off_rmap = l.off_rmap;
-    f->off_pe = l.off_pe;
-    f->off_frb = l.off_frb;
-    f->off_frp = l.off_frp;
-    f->off_ufree = l.off_ufree;
-    f->off_valid = l.off_valid;
-    f->off_state = l.off_state;
+    f->lay = l;
     /* map and rmap NONE (all ones), P/E counts, frontier pages, free counts and valid counts 0;
      * one fill each, since behind DMA a table is filled in bulk. */
-    tbl_fill(f, f->off_map, 0xFF, f->off_pe - f->off_map);
-    tbl_fill(f, f->off_pe, 0, f->off_state - f->off_pe);
-    for (uint32_t b = 0; b < f->blocks; ++b)
+    tbl_fill(f, f->lay.off_map, 0xFF, f->lay.off_pe - f->lay.off_map);
+    tbl_fill(f, f->lay.off_pe, 0, f->lay.off_state - f->lay.off_pe);
+    for (uint32_t b = 0; b < f->lay.blocks; ++b)
         state_set(f, b, is_esp(f, b) ? BLK_ESP_FREE : BLK_FULL);
     for (uint32_t k = 0; k <= wl_frontier(f); ++k) frb_set(f, k, NONE);
     return FTL_OK;
@@ -500,14 +496,14 @@ static int setup(struct ftl* f, const struct ftl_config* cfg) {
 int ftl_format(struct ftl* f, const struct ftl_config* cfg) {
     int rc = setup(f, cfg);
     if (rc != FTL_OK) return rc;
-    for (uint32_t b = 0; b < f->blocks; ++b) {
+    for (uint32_t b = 0; b < f->lay.blocks; ++b) {
         if (is_esp(f, b)) continue; /* erased when handed out */
         rc = fl_erase(f, b);
         if (rc != FTL_OK) return rc;
     }
-    for (uint32_t b = 0; b < f->blocks; ++b) pe_set(f, b, 0); /* format's erase is not wear */
+    for (uint32_t b = 0; b < f->lay.blocks; ++b) pe_set(f, b, 0); /* format's erase is not wear */
     f->pe_max = 0;
-    for (uint32_t b = 0; b < f->blocks; ++b)
+    for (uint32_t b = 0; b < f->lay.blocks; ++b)
         if (state_get(f, b) == BLK_BAD) mark_bad(f, b);
     uint32_t bad = f->st.bad_blocks, records = f->st.bad_records;
     memset(&f->st, 0, sizeof f->st);
@@ -526,7 +522,7 @@ int ftl_mount(struct ftl* f, const struct ftl_config* cfg) {
     if (rc != FTL_OK) return rc;
     uint32_t max_seq = 0;
     int any = 0;
-    for (uint32_t b = 0; b < f->blocks; ++b) {
+    for (uint32_t b = 0; b < f->lay.blocks; ++b) {
         if (is_esp(f, b)) continue;
         uint32_t written = 0;
         for (uint32_t i = 0; i < ppb(f); ++i) {
@@ -542,11 +538,12 @@ int ftl_mount(struct ftl* f, const struct ftl_config* cfg) {
             ++written;
             uint32_t lpn = (uint32_t)meta, seq = (uint32_t)(meta >> 32) & SEQ_MASK;
             int flag = (meta & META_TRIM) != 0;
-            if (lpn >= f->lpns && !(flag && lpn - f->lpns < f->blocks)) continue; /* garbage */
+            if (lpn >= f->lay.lpns && !(flag && lpn - f->lay.lpns < f->lay.blocks))
+                continue; /* garbage */
             rmap_set(f, p, seq | (flag ? TRIMMED : 0));
             if (!any || seq > max_seq) max_seq = seq, any = 1;
-            if (lpn >= f->lpns) { /* a bad-block record */
-                uint32_t x = lpn - f->lpns, cur = pe_get(f, x);
+            if (lpn >= f->lay.lpns) { /* a bad-block record */
+                uint32_t x = lpn - f->lay.lpns, cur = pe_get(f, x);
                 if (cur == 0 || seq > (rmap_get(f, cur - 1) & SEQ_MASK)) pe_set(f, x, p + 1);
                 continue;
             }
@@ -555,7 +552,7 @@ int ftl_mount(struct ftl* f, const struct ftl_config* cfg) {
         }
         valid_set(f, b, written);
     }
-    for (uint32_t b = 0; b < f->blocks; ++b) {
+    for (uint32_t b = 0; b < f->lay.blocks; ++b) {
         if (is_esp(f, b)) continue;
         uint32_t written = valid_get(f, b);
         valid_set(f, b, 0);
@@ -578,12 +575,12 @@ int ftl_mount(struct ftl* f, const struct ftl_config* cfg) {
             }
         }
     }
-    for (uint32_t lpn = 0; lpn < f->lpns; ++lpn) {
+    for (uint32_t lpn = 0; lpn < f->lay.lpns; ++lpn) {
         uint32_t p = map_get(f, lpn);
         if (p != NONE && (rmap_get(f, p) & TRIMMED)) map_set(f, lpn, p | TRIMMED);
     }
-    for (uint32_t p = 0; p < f->pages; ++p) rmap_set(f, p, NONE);
-    for (uint32_t lpn = 0; lpn < f->lpns; ++lpn) {
+    for (uint32_t p = 0; p < f->lay.pages; ++p) rmap_set(f, p, NONE);
+    for (uint32_t lpn = 0; lpn < f->lay.lpns; ++lpn) {
         uint32_t m = map_get(f, lpn);
         if (m == NONE) continue;
         uint32_t p = m & ~TRIMMED;
@@ -591,14 +588,14 @@ int ftl_mount(struct ftl* f, const struct ftl_config* cfg) {
         uint32_t b = p / ppb(f);
         valid_set(f, b, valid_get(f, b) + 1);
     }
-    for (uint32_t b = 0; b < f->blocks; ++b) { /* the newest record of each bad block stays */
+    for (uint32_t b = 0; b < f->lay.blocks; ++b) { /* the newest record of each bad block stays */
         uint32_t r = pe_get(f, b);
         if (!r) continue;
         pe_set(f, b, 0);
-        rmap_set(f, r - 1, TRIMMED | (f->lpns + b));
+        rmap_set(f, r - 1, TRIMMED | (f->lay.lpns + b));
         valid_set(f, (r - 1) / ppb(f), valid_get(f, (r - 1) / ppb(f)) + 1);
     }
-    for (uint32_t b = 0; b < f->blocks; ++b) /* what bad blocks hold moves out, one per GC */
+    for (uint32_t b = 0; b < f->lay.blocks; ++b) /* what bad blocks hold moves out, one per GC */
         if (state_get(f, b) == BLK_BAD && valid_get(f, b)) ++f->pending;
     f->seq = any ? max_seq + 1 : 0;
     return FTL_OK;
@@ -606,11 +603,11 @@ int ftl_mount(struct ftl* f, const struct ftl_config* cfg) {
 
 /* ---- the API ---- */
 
-uint32_t ftl_capacity_pages(const struct ftl* f) { return f->lpns; }
+uint32_t ftl_capacity_pages(const struct ftl* f) { return f->lay.lpns; }
 
 static int in_page(const struct ftl* f, uint32_t lpn, uint32_t offset, uint32_t len) {
     uint32_t pb = f->cfg.geo.page_bytes;
-    return lpn < f->lpns && offset <= pb && len <= pb - offset;
+    return lpn < f->lay.lpns && offset <= pb && len <= pb - offset;
 }
 
 int ftl_read(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len) {
@@ -630,7 +627,7 @@ int ftl_read(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_
 int ftl_write(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len) {
     if (!in_page(f, lpn, offset, len) || len == 0) return FTL_E_RANGE;
     uint32_t k = f->rr;
-    f->rr = k + 1 == f->units ? 0 : k + 1;
+    f->rr = k + 1 == f->lay.units ? 0 : k + 1;
     int whole = offset == 0 && len == f->cfg.geo.page_bytes;
     int rc = put_page(f, k, lpn, whole ? SRC_BUF : SRC_RMW, buf, offset, len);
     if (rc == FTL_OK) ++f->st.host_writes;
@@ -638,12 +635,12 @@ int ftl_write(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32
 }
 
 int ftl_trim(struct ftl* f, uint32_t lpn, uint32_t count) {
-    if (lpn >= f->lpns || count > f->lpns - lpn) return FTL_E_RANGE;
+    if (lpn >= f->lay.lpns || count > f->lay.lpns - lpn) return FTL_E_RANGE;
     for (uint32_t i = lpn; i < lpn + count; ++i) {
         uint32_t m = map_get(f, i);
         if (m == NONE || (m & TRIMMED)) continue; /* no copy to hide, or hidden already */
         uint32_t k = f->rr;
-        f->rr = k + 1 == f->units ? 0 : k + 1;
+        f->rr = k + 1 == f->lay.units ? 0 : k + 1;
         int rc = put_page(f, k, i | TRIMMED, SRC_TRIM, 0, 0, 0);
         if (rc != FTL_OK) return rc;
         ++f->st.trim_records;
@@ -660,7 +657,7 @@ void ftl_stats(const struct ftl* f, struct ftl_stats* out) {
     out->pe_max = 0;
     out->pe_sum = 0;
     out->pe_blocks = 0;
-    for (uint32_t b = 0; b < f->blocks; ++b) {
+    for (uint32_t b = 0; b < f->lay.blocks; ++b) {
         uint32_t s = state_get(f, b);
         if (s != BLK_FREE && s != BLK_OPEN && s != BLK_FULL) continue;
         uint32_t pe = pe_get(f, b);
@@ -676,7 +673,7 @@ void ftl_stats(const struct ftl* f, struct ftl_stats* out) {
  * states, frontiers are open blocks. 0, or a positive number naming the first broken rule. */
 int ftl_check(const struct ftl* f) {
     uint32_t free_blocks = 0;
-    for (uint32_t u = 0; u < f->units; ++u) {
+    for (uint32_t u = 0; u < f->lay.units; ++u) {
         uint32_t n = 0;
         for (uint32_t b = u * f->cfg.geo.blocks_per_plane;
              b < (u + 1) * f->cfg.geo.blocks_per_plane; ++b)
@@ -685,16 +682,16 @@ int ftl_check(const struct ftl* f) {
         free_blocks += n;
     }
     if (free_blocks != f->free_blocks) return 2;
-    for (uint32_t b = 0; b < f->blocks; ++b) {
+    for (uint32_t b = 0; b < f->lay.blocks; ++b) {
         uint32_t n = 0;
         for (uint32_t p = b * ppb(f); p < (b + 1) * ppb(f); ++p) {
             uint32_t tag = rmap_get(f, p);
             if (tag == NONE) continue;
             ++n;
             uint32_t lpn = tag & ~TRIMMED;
-            if (lpn >= f->lpns) {
-                if (!(tag & TRIMMED) || lpn - f->lpns >= f->blocks ||
-                    state_get(f, lpn - f->lpns) != BLK_BAD)
+            if (lpn >= f->lay.lpns) {
+                if (!(tag & TRIMMED) || lpn - f->lay.lpns >= f->lay.blocks ||
+                    state_get(f, lpn - f->lay.lpns) != BLK_BAD)
                     return 3;
             } else if (map_get(f, lpn) != (p | (tag & TRIMMED))) {
                 return 4;
@@ -704,15 +701,16 @@ int ftl_check(const struct ftl* f) {
         uint32_t s = state_get(f, b);
         if ((s == BLK_FREE || s == BLK_ESP_FREE || s == BLK_ESP_USED) && n) return 6;
     }
-    for (uint32_t lpn = 0; lpn < f->lpns; ++lpn) {
+    for (uint32_t lpn = 0; lpn < f->lay.lpns; ++lpn) {
         uint32_t m = map_get(f, lpn);
         if (m == NONE) continue;
         uint32_t p = m & ~TRIMMED;
-        if (p >= f->pages || rmap_get(f, p) != (lpn | (m & TRIMMED))) return 7;
+        if (p >= f->lay.pages || rmap_get(f, p) != (lpn | (m & TRIMMED))) return 7;
     }
     for (uint32_t k = 0; k <= wl_frontier(f); ++k) {
         uint32_t b = frb_get(f, k);
-        if (b != NONE && (b >= f->blocks || state_get(f, b) != BLK_OPEN || frp_get(f, k) >= ppb(f)))
+        if (b != NONE &&
+            (b >= f->lay.blocks || state_get(f, b) != BLK_OPEN || frp_get(f, k) >= ppb(f)))
             return 8;
     }
     return 0;
@@ -723,14 +721,14 @@ int ftl_check(const struct ftl* f) {
 static uint32_t esp_block(const struct ftl* f, uint32_t die, uint32_t plane, uint32_t block) {
     const struct ftl_geometry* g = &f->cfg.geo;
     if (die >= g->dies || plane >= g->planes_per_die || block >= g->blocks_per_plane ||
-        block < g->blocks_per_plane - f->esp_per_unit)
+        block < g->blocks_per_plane - f->lay.esp)
         return NONE;
     return (die * g->planes_per_die + plane) * g->blocks_per_plane + block;
 }
 
 int ftl_esp_alloc(struct ftl* f, uint32_t die, uint32_t plane, uint32_t* block) {
     const struct ftl_geometry* g = &f->cfg.geo;
-    for (uint32_t i = g->blocks_per_plane - f->esp_per_unit; i < g->blocks_per_plane; ++i) {
+    for (uint32_t i = g->blocks_per_plane - f->lay.esp; i < g->blocks_per_plane; ++i) {
         uint32_t b = esp_block(f, die, plane, i);
         if (b == NONE) return FTL_E_RANGE;
         if (state_get(f, b) != BLK_ESP_FREE) continue;

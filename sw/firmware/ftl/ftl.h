@@ -87,12 +87,17 @@ struct ftl_stats {
     uint64_t pe_sum;
 };
 
+/* Where a configuration's tables lie (private to ftl.c, as struct ftl's fields). */
+struct ftl_layout {
+    uint32_t units, blocks, pages, lpns, esp, bytes;
+    uint32_t off_map, off_rmap, off_pe, off_frb, off_frp, off_ufree, off_valid, off_state;
+};
+
 /* One FTL; its fields are private (ftl.c). Zero-initialise or not: format or mount sets it up. */
 struct ftl {
     struct ftl_config cfg;
     uint8_t* mem;
-    uint32_t units, blocks, pages, lpns, esp_per_unit;
-    uint32_t off_map, off_rmap, off_pe, off_frb, off_frp, off_ufree, off_valid, off_state;
+    struct ftl_layout lay;
     uint32_t seq, free_blocks, rr, pe_max, pending;
     struct ftl_stats st;
 };

@@ -32,19 +32,15 @@ static uint8_t line_data[LINES][LINE] __attribute__((aligned(4)));
 static uint32_t line_tag[LINES]; /* table offset of the line + 1; 0: empty */
 static uint8_t line_dirty[LINES];
 
-static uint32_t dma(enum spu_port src, uint32_t s, enum spu_port dst, uint32_t d, uint32_t n) {
-    return n == 0 || spu_dma(src, s, dst, d, n) == 0 ? SPU_OS_OK : SPU_OS_E_DMA;
-}
-
 /* n bytes of SSD memory at dst set to `byte`: a line from DMEM, then doubling copies. */
 static void dram_fill(uint32_t dst, uint8_t byte, uint32_t n) {
     static uint8_t pattern[LINE] __attribute__((aligned(4)));
     memset(pattern, byte, sizeof pattern);
     uint32_t done = n < LINE ? n : LINE;
-    dma(SPU_PORT_DMEM, (uint32_t)pattern, SPU_PORT_DRAM, dst, done);
+    spu_os_dma(SPU_PORT_DMEM, (uint32_t)pattern, SPU_PORT_DRAM, dst, done);
     while (done < n) {
         const uint32_t k = n - done < done ? n - done : done;
-        dma(SPU_PORT_DRAM, dst, SPU_PORT_DRAM, dst + done, k);
+        spu_os_dma(SPU_PORT_DRAM, dst, SPU_PORT_DRAM, dst + done, k);
         done += k;
     }
 }
@@ -123,7 +119,7 @@ static int op_erase(void* ctx, uint32_t die, uint32_t plane, uint32_t block) {
 
 static void op_copy(void* ctx, uint64_t dst, uint64_t src, uint32_t len) {
     (void)ctx;
-    dma(SPU_PORT_DRAM, (uint32_t)src, SPU_PORT_DRAM, (uint32_t)dst, len);
+    spu_os_dma(SPU_PORT_DRAM, (uint32_t)src, SPU_PORT_DRAM, (uint32_t)dst, len);
 }
 
 static void op_fill(void* ctx, uint64_t dst, uint8_t byte, uint32_t len) {
@@ -135,8 +131,8 @@ static void op_fill(void* ctx, uint64_t dst, uint8_t byte, uint32_t len) {
 
 static void line_flush(unsigned i) {
     if (line_tag[i] && line_dirty[i])
-        dma(SPU_PORT_DMEM, (uint32_t)line_data[i], SPU_PORT_DRAM, st.tables + line_tag[i] - 1,
-            LINE);
+        spu_os_dma(SPU_PORT_DMEM, (uint32_t)line_data[i], SPU_PORT_DRAM,
+                   st.tables + line_tag[i] - 1, LINE);
     line_dirty[i] = 0;
 }
 
@@ -144,7 +140,7 @@ static uint8_t* line(uint32_t off, int write) {
     const uint32_t base = off & ~(LINE - 1), i = (base / LINE) % LINES;
     if (line_tag[i] != base + 1) {
         line_flush(i);
-        dma(SPU_PORT_DRAM, st.tables + base, SPU_PORT_DMEM, (uint32_t)line_data[i], LINE);
+        spu_os_dma(SPU_PORT_DRAM, st.tables + base, SPU_PORT_DMEM, (uint32_t)line_data[i], LINE);
         line_tag[i] = base + 1;
         ++st.misses;
     }
@@ -255,8 +251,8 @@ uint32_t nvm_attach(void) {
 uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t n, int to_nvm) {
     st.waited = 0;
     if (!st.attached)
-        return to_nvm ? dma(other, ptr, SPU_PORT_DRAM, addr, n)
-                      : dma(SPU_PORT_DRAM, addr, other, ptr, n);
+        return to_nvm ? spu_os_dma(other, ptr, SPU_PORT_DRAM, addr, n)
+                      : spu_os_dma(SPU_PORT_DRAM, addr, other, ptr, n);
     if (addr < st.nvm_base || (uint64_t)(addr - st.nvm_base) + n > st.bytes) return SPU_OS_E_RANGE;
     uint32_t rel = addr - st.nvm_base;
     while (n) {
@@ -264,11 +260,11 @@ uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t
         const uint32_t len = n < st.page_bytes - off ? n : st.page_bytes - off;
         uint32_t r;
         if (to_nvm) {
-            r = dma(other, ptr, SPU_PORT_DRAM, st.staging, len);
+            r = spu_os_dma(other, ptr, SPU_PORT_DRAM, st.staging, len);
             if (r == SPU_OS_OK) r = result_of(ftl_write(&ftl, lpn, st.staging, off, len));
         } else {
             r = result_of(ftl_read(&ftl, lpn, st.staging, off, len));
-            if (r == SPU_OS_OK) r = dma(SPU_PORT_DRAM, st.staging, other, ptr, len);
+            if (r == SPU_OS_OK) r = spu_os_dma(SPU_PORT_DRAM, st.staging, other, ptr, len);
         }
         if (r != SPU_OS_OK) return r;
         if (other == SPU_PORT_DMEM) ptr += len;

@@ -57,6 +57,12 @@ extern struct rpc_state spu_os_rpc;
 uint32_t spu_os_respond(uint32_t result); /* once per request */
 unsigned spu_os_next_tag(void);
 
+/* A DMA transfer as a system call's result: SPU_OS_OK (also for n == 0) or SPU_OS_E_DMA. */
+static inline uint32_t spu_os_dma(enum spu_port src, uint32_t s, enum spu_port dst, uint32_t d,
+                                  uint32_t n) {
+    return n == 0 || spu_dma(src, s, dst, d, n) == 0 ? SPU_OS_OK : SPU_OS_E_DMA;
+}
+
 /* Statistics (SPU_OS_STAT_*). */
 #define SPU_OS_STATS 16
 extern uint32_t spu_os_stats[SPU_OS_STATS];

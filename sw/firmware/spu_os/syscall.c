@@ -185,11 +185,6 @@ static int nvm_allowed(uint32_t addr, uint32_t n, uint32_t rights) {
     return ok;
 }
 
-static uint32_t dma(enum spu_port src, uint32_t s, enum spu_port dst, uint32_t d, uint32_t n) {
-    if (n == 0) return SPU_OS_OK;
-    return spu_dma(src, s, dst, d, n) ? SPU_OS_E_DMA : SPU_OS_OK;
-}
-
 /* A transfer between the SSD memory and app data or the network interface. */
 static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum spu_port other) {
     if (other == SPU_PORT_DMEM && !user_buffer(ptr, n)) return SPU_OS_E_BAD_POINTER;
@@ -308,7 +303,7 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
             if (depth > 0) return call_return(a0);
             return 0;
         case SPU_SYS_RECEIVE:
-            r = user_buffer(a0, a1) ? dma(SPU_PORT_NI_RX, 0, SPU_PORT_DMEM, a0, a1)
+            r = user_buffer(a0, a1) ? spu_os_dma(SPU_PORT_NI_RX, 0, SPU_PORT_DMEM, a0, a1)
                                     : SPU_OS_E_BAD_POINTER;
             break;
         case SPU_SYS_RESPOND:
@@ -321,7 +316,7 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
             break;
         }
         case SPU_SYS_APPEND:
-            r = user_buffer(a0, a1) ? dma(SPU_PORT_DMEM, a0, SPU_PORT_NI_TX, 0, a1)
+            r = user_buffer(a0, a1) ? spu_os_dma(SPU_PORT_DMEM, a0, SPU_PORT_NI_TX, 0, a1)
                                     : SPU_OS_E_BAD_POINTER;
             break;
         case SPU_SYS_FINISH:
