@@ -65,6 +65,9 @@ void WillowStack::start_kernel(unsigned core) {
             if (on_flash) attach_store(apps);
             apps.install(cfg.firmware_dir + "/app_base_io.elf", cfg.base_io_app, kBaseIoSlot);
             apps.install(cfg.firmware_dir + "/app_direct_io.elf", cfg.direct_io_app, kDirectIoSlot);
+            if (has_flash_cosmos())
+                apps.install(cfg.firmware_dir + "/app_flash_cosmos.elf", cfg.flash_cosmos_app,
+                             kFlashCosmosSlot);
             fs.format(cpu, 0, cfg.fs_inodes);
         } catch (...) {
             failed_ = true;  // the programs waiting in wait_ready hear of it
@@ -102,6 +105,21 @@ void WillowStack::wait_ready(host::HostCore& cpu) const {
         if (failed_) throw host::HostFault("Willow stack: the kernel's set-up failed");
         cpu.compute_ns(1000);
     }
+}
+
+bool WillowStack::has_flash_cosmos() const {
+    return on_flash && platform.cfg.ssd.store.esp_blocks > 0;
+}
+
+sw::FcGeometry WillowStack::flash_cosmos_geometry() const {
+    const nand::Geometry& n = platform.cfg.nand.geometry;
+    sw::FcGeometry g;
+    g.spus = kernel.spus();
+    g.dies = n.dies_per_channel;
+    g.planes = n.planes_per_die;
+    g.page_bytes = n.page_bytes;
+    g.wordlines = n.wordlines_per_block;
+    return g;
 }
 
 std::unique_ptr<sw::DirectIo> WillowStack::direct_io(host::HostCore& cpu, sw::DirectIoConfig c) {

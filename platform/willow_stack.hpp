@@ -15,6 +15,7 @@
 
 #include "platform/platform.hpp"
 #include "sw/host/direct_io.hpp"
+#include "sw/host/flash_cosmos.hpp"
 #include "sw/host/kernel_hres.hpp"
 #include "sw/host/lib_direct_io.hpp"
 #include "sw/host/willow_driver.hpp"
@@ -25,6 +26,9 @@ namespace canopy::platform {
 struct WillowStackConfig {
     std::string firmware_dir;                     // where app_base_io.elf and app_direct_io.elf are
     uint32_t base_io_app = 1, direct_io_app = 2;  // the app ids the kernel gives them
+    // Flash-Cosmos (app_flash_cosmos.elf), installed when the store is on the flash with an ESP
+    // region (ssd.store.esp_blocks > 0).
+    uint32_t flash_cosmos_app = 3;
     uint32_t fs_inodes = 64;
     sw::WillowFsConfig fs;
     sw::DirectIoModuleConfig module;
@@ -37,7 +41,7 @@ struct WillowStackConfig {
 class WillowStack {
   public:
     // The slots the apps are linked for (sw/firmware/CMakeLists.txt).
-    static constexpr uint32_t kBaseIoSlot = 2, kDirectIoSlot = 3;
+    static constexpr uint32_t kBaseIoSlot = 2, kDirectIoSlot = 3, kFlashCosmosSlot = 1;
 
     WillowStack(Platform& platform, WillowStackConfig cfg);
 
@@ -62,6 +66,9 @@ class WillowStack {
     // A user process's libDirectIO, on the core it runs on.
     std::unique_ptr<sw::DirectIo> direct_io(host::HostCore& cpu,
                                             sw::DirectIoConfig cfg = sw::DirectIoConfig());
+    // Whether the kernel installs the Flash-Cosmos app, and the geometry its library needs.
+    bool has_flash_cosmos() const;
+    sw::FcGeometry flash_cosmos_geometry() const;
 
     // The flash store's counters summed over the SPUs, read with STAT RPCs from the calling
     // core's kernel HRE (all zero on the SSD-memory store).

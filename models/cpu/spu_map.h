@@ -6,9 +6,9 @@
 #define CANOPY_SPU_MAP_H
 
 #define SPU_IMEM_BASE 0x00000000u
-#define SPU_IMEM_SIZE 0x00008000u /* 32 KiB */
+#define SPU_IMEM_SIZE 0x0000C000u /* 48 KiB (Willow: 32 KiB; ours also holds the FTL) */
 #define SPU_DMEM_BASE 0x00010000u
-#define SPU_DMEM_SIZE 0x00008000u /* 32 KiB */
+#define SPU_DMEM_SIZE 0x0000C000u /* 48 KiB (Willow: 32 KiB) */
 
 /* Core-local interruptor: software interrupt, timer compare, timer. */
 #define SPU_CLINT_BASE 0x02000000u

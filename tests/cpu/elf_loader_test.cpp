@@ -302,11 +302,11 @@ TEST(CpuElf, SegmentsMustFitARegion) {
     const std::string far = write(dir, "far.elf", mini_elf(0x80000000u, Bytes(16, 0x13), 16));
     expect_error(
         [&] { load_elf(far, only_imem); }, far,
-        {"segment [0x80000000, 0x80000010)", "outside memory", "imem [0x00000000, 0x00008000)"});
+        {"segment [0x80000000, 0x80000010)", "outside memory", "imem [0x00000000, 0x0000c000)"});
     const std::string straddle =
         write(dir, "straddle.elf", mini_elf(SPU_IMEM_SIZE - 8, Bytes(16, 0x13), 16));
     expect_error([&] { load_elf(straddle, only_imem); }, straddle,
-                 {"[0x00007ff8, 0x00008008)", "outside memory"});
+                 {"[0x0000bff8, 0x0000c008)", "outside memory"});
     // Only the memory size overflows: the zero-fill must fit too.
     const std::string bss =
         write(dir, "bss.elf", mini_elf(SPU_IMEM_SIZE - 16, Bytes(16, 0x13), 4096));

@@ -140,7 +140,7 @@ TEST(PlatformIss, ToHostEndsRiscvTestStylePrograms) {
     // Without the RAM the program is linked for, it does not load.
     expect_input_error(iss("--set iss.ram_size_mib=0 --elf " + firmware("tohost_pass"), d),
                        {firmware("tohost_pass"), "segment [0x80000000", "outside memory",
-                        "imem [0x00000000, 0x00008000)", "dmem [0x00010000, 0x00018000)"});
+                        "imem [0x00000000, 0x0000c000)", "dmem [0x00010000, 0x0001c000)"});
     // RAM moved elsewhere: the same.
     expect_input_error(iss("--set iss.ram_base=0x40000000 --elf " + firmware("tohost_pass"), d),
                        {"outside memory", "ram [0x40000000, 0x44000000)"});

@@ -748,6 +748,11 @@ int ftl_esp_alloc(struct ftl* f, uint32_t die, uint32_t plane, uint32_t* block) 
     return FTL_E_NOSPACE;
 }
 
+int ftl_esp_used(const struct ftl* f, uint32_t die, uint32_t plane, uint32_t block) {
+    const uint32_t b = esp_block(f, die, plane, block);
+    return b != NONE && state_get(f, b) == BLK_ESP_USED;
+}
+
 int ftl_esp_release(struct ftl* f, uint32_t die, uint32_t plane, uint32_t block) {
     uint32_t b = esp_block(f, die, plane, block);
     if (b == NONE || state_get(f, b) != BLK_ESP_USED) return FTL_E_RANGE;

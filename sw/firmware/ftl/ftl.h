@@ -134,6 +134,8 @@ int ftl_check(const struct ftl* f);
  * are in use is not recovered by ftl_mount: the owner of the operands keeps that. */
 int ftl_esp_alloc(struct ftl* f, uint32_t die, uint32_t plane, uint32_t* block);
 int ftl_esp_release(struct ftl* f, uint32_t die, uint32_t plane, uint32_t block);
+/* 1 when (die, plane, block) is an ESP block handed out and not released. */
+int ftl_esp_used(const struct ftl* f, uint32_t die, uint32_t plane, uint32_t block);
 
 #ifdef __cplusplus
 }

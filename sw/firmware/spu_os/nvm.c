@@ -20,7 +20,7 @@
 
 static struct {
     int attached, waited;
-    uint32_t nvm_base, page_bytes, mode;
+    uint32_t nvm_base, page_bytes, mode, pages;
     uint64_t bytes;                 /* logical bytes the store offers */
     uint32_t tables, staging, sink; /* SSD memory addresses */
     unsigned tag;
@@ -242,8 +242,12 @@ uint32_t nvm_attach(void) {
     SPU_REG(SPU_FLASH_BASE, FLASH_CTL_IRQ_ENABLE_OFFSET) = 1;
     const int rc = a.format ? ftl_format(&ftl, &c) : ftl_mount(&ftl, &c);
     if (rc != FTL_OK) return result_of(rc);
-    st.bytes = (uint64_t)ftl_capacity_pages(&ftl) * page_bytes;
-    if (st.bytes > a.bank_bytes) st.bytes = a.bank_bytes; /* the rest has no NVM address */
+    st.pages = ftl_capacity_pages(&ftl);
+    st.bytes = (uint64_t)st.pages * page_bytes;
+    if (st.bytes > a.bank_bytes) { /* the rest has no NVM address */
+        st.bytes = a.bank_bytes;
+        st.pages = a.bank_bytes / page_bytes;
+    }
     st.attached = 1;
     return SPU_OS_OK;
 }
@@ -276,13 +280,58 @@ uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t
 
 int nvm_waited(void) { return st.waited; }
 
+/* ---- in-flash computing on the ESP region ---- */
+
+uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n) {
+    st.waited = 0;
+    if (!st.attached || ftl.lay.esp == 0) return SPU_OS_E_STATE;
+    if (n > st.page_bytes) return SPU_OS_E_BAD_ARG;
+    if (op == SPU_FC_ALLOC) return result_of(ftl_esp_alloc(&ftl, a->die, a->plane, &a->block));
+    if (op == SPU_FC_RELEASE) return result_of(ftl_esp_release(&ftl, a->die, a->plane, a->block));
+    struct flash_cmd c = command(FLASH_READ, a->die, a->plane, a->block, a->page);
+    c.raw = 1;
+    c.dram_addr = st.staging;
+    c.length = n;
+    uint32_t r = SPU_OS_OK;
+    if (op == SPU_FC_MWS) {
+        if (a->slots == 0 || a->slots > SPU_FC_MAX_BLOCKS || a->flags > 15) return SPU_OS_E_BAD_ARG;
+        c.op = FLASH_MWS;
+        c.mws_flags = a->flags;
+        c.mws_count = a->slots;
+        for (unsigned i = 0; i < a->slots; ++i) {
+            if (!ftl_esp_used(&ftl, a->die, a->plane, a->slot[i].block)) return SPU_OS_E_RANGE;
+            c.mws[i].block = a->slot[i].block;
+            c.mws[i].pbm = a->slot[i].pbm_lo | (uint64_t)a->slot[i].pbm_hi << 32;
+        }
+    } else if (op == SPU_FC_XOR) {
+        if (a->die >= GEO(DIES) || a->plane >= GEO(PLANES)) return SPU_OS_E_RANGE;
+        c.op = FLASH_XOR;
+    } else if (op == SPU_FC_PROGRAM || op == SPU_FC_READ) {
+        if (!ftl_esp_used(&ftl, a->die, a->plane, a->block) || a->page >= GEO(PAGES))
+            return SPU_OS_E_RANGE;
+        if (op == SPU_FC_PROGRAM) {
+            c.op = FLASH_PROGRAM;
+            c.mode = FLASH_ESP;
+            r = spu_os_dma(SPU_PORT_NI_RX, 0, SPU_PORT_DRAM, st.staging, n);
+        }
+    } else {
+        return SPU_OS_E_BAD_ARG;
+    }
+    /* The controller moves at least one byte: a latch operation without a transfer moves none. */
+    if (n == 0 && op != SPU_FC_MWS && op != SPU_FC_XOR) return SPU_OS_E_BAD_ARG;
+    if (r == SPU_OS_OK) r = result_of(flash_wait(&c, 0));
+    if (r == SPU_OS_OK && op != SPU_FC_PROGRAM && n)
+        r = spu_os_dma(SPU_PORT_DRAM, st.staging, SPU_PORT_NI_TX, 0, n);
+    return r;
+}
+
 int nvm_stat(uint32_t which, uint32_t* value) {
     struct ftl_stats s;
     memset(&s, 0, sizeof s);
     if (st.attached) ftl_stats(&ftl, &s);
     switch (which) {
         case SPU_OS_STAT_STORE_PAGES:
-            *value = (uint32_t)(st.bytes / (st.page_bytes ? st.page_bytes : 1));
+            *value = st.pages;
             break;
         case SPU_OS_STAT_STORE_PAGE_BYTES:
             *value = st.page_bytes;

@@ -8,12 +8,16 @@
 #include <stdint.h>
 
 #include "spu_hw.h"
+#include "spu_os_abi.h"
 
 /* STORE_ATTACH with its payload (struct spu_os_store_attach); the response's result. */
 uint32_t nvm_attach(void);
 /* Moves n bytes between NVM address addr and `other` (DMEM at ptr, or the network interface);
  * the permission check is done. SPU_OS_OK or an SPU_OS_E_* code. */
 uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t n, int to_nvm);
+/* SPU_SYS_FC: in-flash computing op `op` (SPU_FC_*) described by *a, moving n bytes between
+ * the network interface and the flash; SPU_OS_OK or an SPU_OS_E_* code. */
+uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n);
 /* 1 when the last transfer waited for the flash (SPU-OS then restarts the handler's watchdog). */
 int nvm_waited(void);
 /* A SPU_OS_STAT_STORE_* statistic into *value; 0 when `which` is not one. */

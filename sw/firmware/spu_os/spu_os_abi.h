@@ -20,9 +20,9 @@
 #define SPU_OS_STACK_SIZE 0x800u      /* of which the stack: 2 KiB */
 #define SPU_OS_SLOTS 4u               /* app slots */
 #define SPU_OS_CODE_SLOT_BASE 0x6000u /* slot k's code: BASE + k * SIZE */
-#define SPU_OS_CODE_SLOT_SIZE 0x800u  /* 2 KiB */
+#define SPU_OS_CODE_SLOT_SIZE 0x1000u /* 4 KiB */
 #define SPU_OS_DATA_SLOT_BASE 0x16000u
-#define SPU_OS_DATA_SLOT_SIZE 0x800u /* 2 KiB: data, bss, stack, request header */
+#define SPU_OS_DATA_SLOT_SIZE 0x1000u /* 4 KiB: data, bss, stack, request header */
 /* Up to SPU_OS_LANES handlers of one app may be under way at once (one running, the others
  * waiting for the response to a synchronous RPC). Each lane has a request header (struct
  * spu_rpc_header, written by SPU-OS at dispatch) at the top of the data slot, lane l's at
@@ -88,7 +88,8 @@
                          * other RPCs run meanwhile, and the rest of this request's   \
                          * payload is dropped */
 #define SPU_SYS_CALL 12 /* (app_id, function, arg): inter-app call; returns its a0 */
-#define SPU_SYS_COUNT 13
+#define SPU_SYS_FC 13   /* (SPU_FC_* op, struct spu_fc_cmd*, bytes): in-flash computing */
+#define SPU_SYS_COUNT 14
 
 /* --- Kernel RPCs: app 0, handler below; all but PING need an origin HRE of the kernel ------
  * Payloads are little-endian uint32_t words. */
@@ -149,6 +150,38 @@ struct spu_os_store_attach {
     uint32_t blocks_per_plane; /* the FTL's blocks in every plane, from block 0 */
     uint32_t op_permille, gc_free_blocks, wl_threshold, esp_blocks;
     uint32_t cell_mode; /* FLASH_CTL_COMMAND_MODE_* of data pages */
+};
+
+/* SPU_SYS_FC: in-flash computing on the store's ESP region (Flash-Cosmos Sections 4-6;
+ * docs/spu_os.md "In-flash computing"). Needs the store on the flash with esp_blocks > 0
+ * (else SPU_OS_E_STATE); every block named must be one the app holds from SPU_FC_ALLOC
+ * (else SPU_OS_E_RANGE). Pages are raw: neither randomised nor ECC-protected, so that MWS can
+ * combine them in the array; ESP keeps them error-free [Flash-Cosmos 4.2]. */
+#define SPU_FC_ALLOC 0   /* erases a free ESP block of (die, plane): its number into `block` */
+#define SPU_FC_RELEASE 1 /* gives (die, plane, block) back */
+#define SPU_FC_PROGRAM                                                    \
+    2 /* the next `bytes` of the request's payload, ESP-programmed raw at \
+       * (die, plane, block, page); the page's rest is 0xFF */
+#define SPU_FC_MWS                                                                           \
+    3                 /* MWS of `slots` (1..SPU_FC_MAX_BLOCKS) on (die, plane) with the ISCM \
+                       * `flags`; with bytes > 0 the C-latch's first bytes go to the open    \
+                       * request */
+#define SPU_FC_XOR 4  /* C-latch ^= S-latch on (die, plane); bytes as for MWS */
+#define SPU_FC_READ 5 /* (die, plane, block, page) read raw, its first bytes to the open request \
+                       */
+#define SPU_FC_OPS 6
+/* The power cap on inter-block MWS [Flash-Cosmos 5.2: at most 4 blocks at once]. */
+#define SPU_FC_MAX_BLOCKS 4u
+#define SPU_FC_INVERSE 1u  /* ISCM flags (nand::iscm): sense inverted (needs INIT_S) */
+#define SPU_FC_INIT_S 2u   /* S-latch = the sensing (else S &= sensing) */
+#define SPU_FC_INIT_C 4u   /* C-latch = 0 first */
+#define SPU_FC_TRANSFER 8u /* C-latch |= S-latch after */
+struct spu_fc_cmd {
+    uint32_t die, plane, block, page;
+    uint32_t flags, slots;
+    struct {
+        uint32_t block, pbm_lo, pbm_hi; /* wordlines sensed: bit w of pbm_hi:pbm_lo */
+    } slot[SPU_FC_MAX_BLOCKS];
 };
 
 struct spu_os_fault_notice {

@@ -343,6 +343,11 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
             return wait_response(f);
         case SPU_SYS_CALL:
             return call(f);
+        case SPU_SYS_FC:
+            r = user_buffer(a1, sizeof(struct spu_fc_cmd)) ? nvm_fc(a0, (struct spu_fc_cmd*)a1, a2)
+                                                           : SPU_OS_E_BAD_POINTER;
+            if (nvm_waited()) arm_watchdog();
+            break;
         default:
             r = SPU_OS_E_UNKNOWN_SYSCALL;
             break;
