@@ -26,6 +26,8 @@ class FanIn : public sc_core::sc_module {
     explicit FanIn(sc_core::sc_module_name name) : sc_module(name), in("in"), out("out") {
         in.register_b_transport(this, &FanIn::b_transport);
         in.register_transport_dbg(this, &FanIn::transport_dbg);
+        in.register_get_direct_mem_ptr(this, &FanIn::get_direct_mem_ptr);
+        out.register_invalidate_direct_mem_ptr(this, &FanIn::invalidate_direct_mem_ptr);
     }
 
   private:
@@ -33,6 +35,14 @@ class FanIn : public sc_core::sc_module {
         out->b_transport(gp, d);
     }
     unsigned transport_dbg(int, tlm::tlm_generic_payload& gp) { return out->transport_dbg(gp); }
+    // DMI passes through (an SPU core fetches from its IMEM by pointer); a revocation goes back to
+    // every initiator.
+    bool get_direct_mem_ptr(int, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
+        return out->get_direct_mem_ptr(gp, dmi);
+    }
+    void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
+        for (unsigned i = 0; i < in.size(); ++i) in[i]->invalidate_direct_mem_ptr(start, end);
+    }
 };
 
 class BarDecoder : public sc_core::sc_module {

@@ -138,11 +138,14 @@ TEST(FlashCosmos, SensingsFollowThePlacementAndFlashCosmosIsFastest) {
         EXPECT_EQ(s_pb, 3u * 60);
         EXPECT_EQ(s_osp, 0u);
         EXPECT_EQ(p_osp, 3u * 60);
-        // Pieces on one SPU follow each other; SPU 0 holds two. Flash-Cosmos: two sensings of
-        // about tR (22.5 us) per piece; ParaBit 60; OSP 60 reads plus a 16 KiB transfer each.
-        EXPECT_LT(t_fc, t_pb / 10) << t_fc << " us vs ParaBit " << t_pb << " us";
-        EXPECT_LT(t_pb, t_osp) << t_pb << " us vs OSP " << t_osp << " us";
-        EXPECT_GT(t_pb, 2 * 60 * 22.5);
+        // SPU 0 holds two of the pieces and serves them one after the other; what ParaBit adds
+        // is 58 more sensings of an ESP page (tR = 22.5 us) per piece, plus the firmware's cost of
+        // issuing each (bounded here by half a tR). Both share the result's trip to the host.
+        const double extra_us = 2 * 58 * 22.5;
+        EXPECT_GT(t_pb - t_fc, extra_us) << t_fc << " us vs ParaBit " << t_pb << " us";
+        EXPECT_LT(t_pb - t_fc, 1.5 * extra_us) << t_fc << " us vs ParaBit " << t_pb << " us";
+        // OSP reads all 60 pages of each piece out, each a tR plus a 16 KiB transfer and its trip.
+        EXPECT_GT(t_osp - t_pb, 2 * 60 * 16384 / 1.2e3) << t_pb << " us vs OSP " << t_osp << " us";
     });
 }
 
