@@ -32,6 +32,10 @@ const char* opcode_name(FlashOpcode op) {
             return "mws";
         case FlashOpcode::Xor:
             return "xor";
+        case FlashOpcode::Accumulate:
+            return "accumulate";
+        case FlashOpcode::AccOut:
+            return "acc_out";
     }
     return "?";
 }
@@ -69,6 +73,8 @@ void FlashControllerConfig::describe(core::Params& p) {
                   64);
     core::Params e = p.scope("ecc");
     ecc.describe(e);
+    core::Params i = p.scope("isp");
+    isp.describe(i);
     bank.describe(p);
 }
 
@@ -85,6 +91,12 @@ core::RegisterMap FlashController::register_map() {
          "to SSD memory"},
         {"xor", uint64_t(FlashOpcode::Xor),
          "C-latch = S-latch XOR C-latch; then, if length > 0, the C-latch to SSD memory"},
+        {"accumulate", uint64_t(FlashOpcode::Accumulate),
+         "read `length` bytes at `column` of the page raw and combine them into the ISP "
+         "accelerator's buffer at acc.offset by acc.op"},
+        {"acc_out", uint64_t(FlashOpcode::AccOut),
+         "`length` bytes of the ISP accelerator's buffer at acc.offset to SSD memory at "
+         "dram_addr"},
     };
     std::vector<core::FieldValue> statuses;
     for (auto s : {FlashStatus::Ok, FlashStatus::Uncorrectable, FlashStatus::Refused,
@@ -153,6 +165,25 @@ core::RegisterMap FlashController::register_map() {
         {"geo_blocks", 0x6C, 32, Access::RO, 0, "blocks per plane"},
         {"geo_pages", 0x70, 32, Access::RO, 0, "pages (wordlines) per block"},
         {"geo_page_bytes", 0x74, 32, Access::RO, 0, "bytes in a page's data area"},
+        {"acc",
+         0x78,
+         32,
+         Access::RW,
+         0,
+         "the ISP accelerator's operation (accumulate, acc_out)",
+         {
+             {"op",
+              0,
+              2,
+              "how the page's bytes combine with the buffer's",
+              {{"copy", uint64_t(AccOp::Copy)},
+               {"and", uint64_t(AccOp::And)},
+               {"or", uint64_t(AccOp::Or)},
+               {"xor", uint64_t(AccOp::Xor)}}},
+             {"invert", 2, 1, "complement the page's bytes first"},
+             {"complement", 3, 1, "complement the buffer's bytes after"},
+             {"buffer", 8, 24, "byte offset in the buffer"},
+         }},
     };
     for (uint32_t i = 0; i < kMaxMwsOperands; ++i) {
         const std::string n = std::to_string(i);
@@ -189,6 +220,7 @@ FlashController::FlashController(sc_core::sc_module_name name, uint32_t channel,
       code_(cfg.ecc.codeword_bytes, cfg.ecc.t_bits),
       meta_code_(cfg.meta_bytes, cfg.ecc.t_bits),
       randomiser_(services.seed ^ 0x52414E44u),
+      isp_(std::string(this->name()) + ".isp", cfg.isp, services),
       codec_(nand_cfg.geometry),
       page_buf_(size_t(nand_cfg.geometry.page_total_bytes()) * nand_cfg.geometry.planes_per_die),
       bank_("bank", register_map(), services, cfg.bank),
@@ -223,7 +255,7 @@ FlashController::FlashController(sc_core::sc_module_name name, uint32_t channel,
                              ") and the metadata need " + std::to_string(need - g.page_bytes) +
                              " spare bytes; the page has " + std::to_string(g.spare_bytes));
     for (auto op : {FlashOpcode::Read, FlashOpcode::Program, FlashOpcode::Erase, FlashOpcode::Mws,
-                    FlashOpcode::Xor})
+                    FlashOpcode::Xor, FlashOpcode::Accumulate, FlashOpcode::AccOut})
         latency_.push_back(&services.stats.distribution(
             this->name(), std::string(opcode_name(op)) + "_latency", "ns",
             std::string("submit to completion of each ") + opcode_name(op)));
@@ -269,7 +301,7 @@ std::string FlashController::check(const FlashCommand& c) const {
         return std::string(what) + " " + std::to_string(v) + " is out of range (the " + what +
                "s are 0-" + std::to_string(n - 1) + ")";
     };
-    if (uint32_t(c.op) < 1 || uint32_t(c.op) > 5)
+    if (uint32_t(c.op) < 1 || uint32_t(c.op) > 7)
         return "unknown opcode " + std::to_string(uint32_t(c.op));
     if (c.die >= g.dies_per_channel) return over("die", c.die, g.dies_per_channel);
     if (c.planes == 0 || c.plane + c.planes > g.planes_per_die)
@@ -310,6 +342,16 @@ std::string FlashController::check(const FlashCommand& c) const {
                 return "latch transfer of " + std::to_string(c.length) + " bytes at column " +
                        std::to_string(c.column) + " is not inside the " +
                        std::to_string(g.page_total_bytes()) + "-byte latch";
+            break;
+        case FlashOpcode::Accumulate:
+            if (c.planes != 1) return "accumulate works on one plane";
+            if (c.length == 0 || c.column > g.page_bytes || c.length > g.page_bytes - c.column)
+                return "accumulate of " + std::to_string(c.length) + " bytes at column " +
+                       std::to_string(c.column) + " is not inside the " +
+                       std::to_string(g.page_bytes) + "-byte page";
+            [[fallthrough]];
+        case FlashOpcode::AccOut:
+            if (std::string why = isp_.check(c.acc.offset, c.length); !why.empty()) return why;
             break;
     }
     return {};
@@ -366,7 +408,29 @@ void FlashController::run(Run& r) {
         case FlashOpcode::Xor:
             latch_op(r);
             break;
+        case FlashOpcode::Accumulate:
+            accumulate(r);
+            break;
+        case FlashOpcode::AccOut: {
+            uint8_t* out = r.buf.data();
+            r.t = memory(r, true, c.dram_addr, out, c.length,
+                         isp_.drain(c.acc.offset, out, c.length, r.t));
+            break;
+        }
     }
+}
+
+// ISP: the page is sensed and leaves the die raw (operands are ESP pages, neither randomised nor
+// encoded), streaming into the accelerator.
+void FlashController::accumulate(Run& r) {
+    const FlashCommand& c = r.c;
+    nand::seq::read(ext_, codec_, pages(c));
+    issue(r, nullptr, 0, r.t);
+    if (r.out.status != FlashStatus::Ok) return;
+    uint8_t* page = r.buf.data();
+    nand::seq::data_out(ext_, codec_, c.die, c.plane, c.column, c.length);
+    issue(r, page + c.column, c.length, r.t);
+    if (r.out.status == FlashStatus::Ok) r.t = isp_.combine(c.acc, page + c.column, c.length, r.t);
 }
 
 std::vector<nand::PageAddress> FlashController::pages(const FlashCommand& c) const {
@@ -611,6 +675,8 @@ FlashCommand FlashController::from_registers() const {
     c.dram_addr = bank_.read("dram_addr");
     c.length = uint32_t(bank_.read("length"));
     c.pages = std::max<uint32_t>(1, uint32_t(bank_.read("pages")));
+    const uint64_t acc = bank_.read("acc");
+    c.acc = {AccOp(acc & 3), ((acc >> 2) & 1) != 0, ((acc >> 3) & 1) != 0, uint32_t(acc >> 8)};
     c.meta = bank_.read("meta");
     if (c.op == FlashOpcode::Mws) {
         const uint64_t n = bank_.read("mws_count");

@@ -1,9 +1,9 @@
 // One flash channel's controller (Willow on NAND; Flash-Cosmos Sections 2.1, 3.2 and 6): the SPU
 // that owns the channel queues commands through memory-mapped registers; the controller turns
 // each into the dies' ONFI and Flash-Cosmos command sequences (multi-plane READ and PROGRAM,
-// cache READ, ESP PROGRAM, ERASE, MWS, XOR), keeps the channel's dies working in parallel while
-// their bus phases interleave, and streams the data between the SSD's memory and the dies through
-// its randomiser and ECC engine:
+// cache READ, ESP PROGRAM, ERASE, MWS, XOR; and the ISP baseline's accelerator), keeps the
+// channel's dies working in parallel while their bus phases interleave, and streams the data
+// between the SSD's memory and the dies through its randomiser and ECC engine:
 //   - normal pages are randomised (keyed by the page address), then BCH-encoded per codeword;
 //     the spare area holds the parity and an ECC-protected 8-byte metadata word (the FTL keeps
 //     the page's logical address and sequence there, so the map can be rebuilt after a crash);
@@ -35,12 +35,21 @@
 #include "nand/command.hpp"
 #include "nand/config.hpp"
 #include "nand/reliability.hpp"
+#include "ssd/bitwise_accelerator.hpp"
 #include "ssd/ecc_engine.hpp"
 #include "ssd/randomiser.hpp"
 
 namespace canopy::ssd {
 
-enum class FlashOpcode : uint32_t { Read = 1, Program = 2, Erase = 3, Mws = 4, Xor = 5 };
+enum class FlashOpcode : uint32_t {
+    Read = 1,
+    Program = 2,
+    Erase = 3,
+    Mws = 4,
+    Xor = 5,
+    Accumulate = 6,  // a raw page read into the ISP accelerator (ssd/bitwise_accelerator)
+    AccOut = 7,      // the accelerator's buffer to SSD memory
+};
 
 enum class FlashStatus : uint32_t {
     Ok = 0,
@@ -74,6 +83,7 @@ struct FlashCommand {
     uint64_t meta = 0;      // programs: stored in the spare area
     uint8_t mws_flags = 0;  // nand::iscm flags
     std::vector<MwsSlot> mws;
+    AccCommand acc;  // Accumulate, AccOut: the accelerator's operation and buffer offset
 };
 
 struct FlashCompletion {
@@ -91,6 +101,7 @@ struct FlashControllerConfig {
     uint32_t queue_depth = 32;  // assumed: commands in flight per channel
     double t_setup_ns = 50.0;   // assumed: descriptor decode before the first bus cycle
     EccConfig ecc;
+    BitwiseAcceleratorConfig isp;
     uint32_t meta_bytes = 8;  // ECC-protected metadata in the spare area
     core::RegisterBankConfig bank;
     void describe(core::Params& p);  // relative to the caller's scope
@@ -138,6 +149,7 @@ class FlashController : public sc_core::sc_module {
                                    uint64_t dram);
     void program(Run& r);
     void latch_op(Run& r);
+    void accumulate(Run& r);
     // Sends one sequence to the die at `at`; returns when the die is ready again.
     sc_core::sc_time issue(Run& r, uint8_t* data, uint32_t length, const sc_core::sc_time& at);
     sc_core::sc_time memory(Run& r, bool write, uint64_t addr, uint8_t* data, uint32_t length,
@@ -158,6 +170,7 @@ class FlashController : public sc_core::sc_module {
     core::Services& services_;
     BchCode code_, meta_code_;
     Randomiser randomiser_;
+    BitwiseAccelerator isp_;
     nand::RowCodec codec_;
     nand::CommandExt ext_;           // the sequence being sent (large: kept, not rebuilt)
     std::vector<uint8_t> page_buf_;  // a page per plane, data and spare

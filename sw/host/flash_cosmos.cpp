@@ -41,7 +41,7 @@ const char* fc_op_name(FcOp op) {
 }
 
 const char* fc_system_name(FcSystem s) {
-    static const char* const names[] = {"Flash-Cosmos", "ParaBit", "OSP"};
+    static const char* const names[] = {"Flash-Cosmos", "ParaBit", "ISP", "OSP"};
     return names[int(s)];
 }
 
@@ -202,6 +202,7 @@ std::vector<uint8_t> FlashCosmos::read(FcOp op, const std::vector<Operand>& oper
     if (op == FcOp::Xor) code = FC_OP_XOR;
     if (op == FcOp::Xnor) code = FC_OP_XNOR;
     if (system == FcSystem::ParaBit) code |= FC_SERIAL;
+    if (system == FcSystem::Isp) code |= FC_ISP;
     const bool own_terms = op == FcOp::Or || op == FcOp::Nor;
     const auto ps = pieces(operands[0].bytes);
     std::vector<std::vector<uint8_t>> payloads;

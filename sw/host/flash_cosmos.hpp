@@ -9,9 +9,11 @@
 // flash_cosmos.c), which plans the MWS commands. One RPC per SPU is in flight at a time; SPUs
 // work in parallel.
 //
-// The same library runs the two baselines on the same stored operands: ParaBit (the app senses
-// one wordline at a time, accumulating in the latches) and outside-storage processing (OSP: each
-// operand page is read out raw and the host core computes the result with its own loads).
+// The same library runs the three baselines on the same stored operands: ParaBit (the app senses
+// one wordline at a time, accumulating in the latches), ISP (each operand page is read into the
+// channel controller's bitwise accelerator, ssd/bitwise_accelerator, and folded there) and
+// outside-storage processing (OSP: each operand page is read out raw and the host core computes
+// the result with its own loads).
 #pragma once
 
 #include <cstdint>
@@ -34,7 +36,7 @@ struct FcGeometry {
 };
 
 enum class FcOp { And, Or, Nand, Nor, Xor, Xnor, AndOr /* AND of all but the last, OR the last */ };
-enum class FcSystem { FlashCosmos, ParaBit, Osp };
+enum class FcSystem { FlashCosmos, ParaBit, Isp, Osp };
 const char* fc_op_name(FcOp op);
 const char* fc_system_name(FcSystem s);
 

@@ -69,7 +69,8 @@ static void issue(uint32_t op, const struct slot* s, unsigned n, uint32_t flags)
         cmd.slot[i].pbm_lo = s[i].lo;
         cmd.slot[i].pbm_hi = s[i].hi;
     }
-    pl.err = fc(op, pl.issued == pl.total ? ra.bytes : 0);
+    /* The last command carries the result out; ISP's reads each move the piece's bytes. */
+    pl.err = fc(op, op == SPU_FC_ACC || pl.issued == pl.total ? ra.bytes : 0);
 }
 
 static void sense_one(const struct fc_operand* o, uint32_t flags) {
@@ -140,7 +141,24 @@ static void plan(void) {
     for (unsigned i = 0; i < n; ++i) negs += neg(&ops[i]);
     for (unsigned i = 1; i < n; ++i) one_term &= ops[i].term == ops[0].term;
     for (unsigned i = 1; i < n; ++i) single_literals &= ops[i].term != ops[i - 1].term;
-    if (op == FC_OP_READ) {
+    if (ra.op & FC_ISP) { /* a left fold in the channel's accelerator */
+        for (unsigned i = 0; i < n; ++i) {
+            uint32_t f = neg(&ops[i]) ? SPU_FC_ACC_INVERT : 0;
+            if (i)
+                f |= op >= FC_OP_XOR                  ? SPU_FC_ACC_XOR
+                     : ops[i].term == ops[i - 1].term ? SPU_FC_ACC_AND
+                                                      : SPU_FC_ACC_OR;
+            if (i > 1 && op < FC_OP_XOR && ops[i].term == ops[i - 1].term &&
+                ops[i - 1].term != ops[0].term)
+                pl.err = FC_E_PLAN; /* an AND after an OR does not fold */
+            if (i + 1 == n)
+                f |= SPU_FC_ACC_OUT |
+                     (op == FC_OP_NSOP || op == FC_OP_XNOR ? SPU_FC_ACC_COMPLEMENT : 0);
+            cmd.block = block_of(&ops[i]);
+            cmd.page = wl_of(&ops[i]);
+            issue(SPU_FC_ACC, 0, 0, f);
+        }
+    } else if (op == FC_OP_READ) {
         cmd.block = block_of(&ops[0]);
         cmd.page = wl_of(&ops[0]);
         issue(SPU_FC_READ, 0, 0, 0);

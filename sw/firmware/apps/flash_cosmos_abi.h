@@ -17,7 +17,8 @@
  * intra-block AND first, single-block terms packed into inter-block MWS up to the power cap,
  * terms over several blocks accumulated in the S-latch, terms ORed in the C-latch; operands
  * written inverted serve NOR/NAND/OR by De Morgan. FC_SERIAL plans ParaBit's way instead: one
- * wordline per sensing, accumulated in the latches [ParaBit, Flash-Cosmos 3.3]. Plain C with
+ * wordline per sensing, accumulated in the latches [ParaBit, Flash-Cosmos 3.3]; FC_ISP the ISP
+ * baseline's way: each page read out into the controller's accelerator. Plain C with
  * fixed-width fields, included by the rv32 app and the host library. */
 #ifndef CANOPY_FLASH_COSMOS_ABI_H
 #define CANOPY_FLASH_COSMOS_ABI_H
@@ -45,6 +46,10 @@
 #define FC_OP_XNOR 3u
 #define FC_OP_READ 4u
 #define FC_SERIAL 0x10u /* fc_read_args.op: ParaBit's plan, one wordline per sensing */
+#define FC_ISP                                                                     \
+    0x20u /* fc_read_args.op: the ISP baseline, each operand page read into the    \
+           * channel's bitwise accelerator and folded there (SOP: every term after \
+           * the first a single operand) */
 
 struct fc_write_args {
     uint8_t group, seq, unit, flags;

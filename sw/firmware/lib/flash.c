@@ -19,6 +19,7 @@ int flash_submit(const struct flash_cmd* c) {
     FC(COLUMN) = c->column;
     FC(LENGTH) = c->length;
     FC(PAGES) = c->pages;
+    FC(ACC) = c->acc;
     write64(FLASH_CTL_DRAM_ADDR_OFFSET, c->dram_addr);
     write64(FLASH_CTL_META_OFFSET, c->meta);
     if (c->op == FLASH_MWS) {

@@ -21,6 +21,8 @@ enum flash_op {
     FLASH_ERASE = FLASH_CTL_COMMAND_OP_ERASE,
     FLASH_MWS = FLASH_CTL_COMMAND_OP_MWS,
     FLASH_XOR = FLASH_CTL_COMMAND_OP_XOR,
+    FLASH_ACCUMULATE = FLASH_CTL_COMMAND_OP_ACCUMULATE,
+    FLASH_ACC_OUT = FLASH_CTL_COMMAND_OP_ACC_OUT,
 };
 enum flash_mode {
     FLASH_SLC = FLASH_CTL_COMMAND_MODE_SLC,
@@ -41,6 +43,7 @@ struct flash_cmd {
     uint32_t die, plane, block, page, column, length;
     uint32_t pages; /* reads: 0 or 1, or consecutive pages by cache read */
     uint64_t dram_addr, meta;
+    uint32_t acc; /* accumulate, acc_out: the acc register (FLASH_CTL_ACC_*) */
     unsigned mws_count;
     struct {
         uint32_t block;

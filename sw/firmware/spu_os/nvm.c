@@ -92,7 +92,7 @@ static void command(struct flash_cmd* c, enum flash_op op, uint32_t die, uint32_
     c->page = page;
     c->column = c->length = c->pages = 0;
     c->dram_addr = c->meta = 0;
-    c->mws_count = 0;
+    c->acc = c->mws_count = 0;
 }
 
 static int op_program(void* ctx, const struct ftl_ppa* a, uint64_t buf, uint64_t meta) {
@@ -290,6 +290,12 @@ int nvm_waited(void) { return st.waited; }
 
 /* ---- in-flash computing on the ESP region ---- */
 
+_Static_assert(SPU_FC_ACC_XOR == FLASH_CTL_ACC_OP_XOR && SPU_FC_ACC_OR == FLASH_CTL_ACC_OP_OR &&
+                   SPU_FC_ACC_AND == FLASH_CTL_ACC_OP_AND &&
+                   SPU_FC_ACC_INVERT == FLASH_CTL_ACC_INVERT_MASK &&
+                   SPU_FC_ACC_COMPLEMENT == FLASH_CTL_ACC_COMPLEMENT_MASK,
+               "SPU_FC_ACC_* are the acc register's bits");
+
 uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n) {
     st.waited = 0;
     if (!st.attached || ftl.lay.esp == 0) return SPU_OS_E_STATE;
@@ -315,7 +321,7 @@ uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n) {
     } else if (op == SPU_FC_XOR) {
         if (a->die >= GEO(DIES) || a->plane >= GEO(PLANES)) return SPU_OS_E_RANGE;
         c.op = FLASH_XOR;
-    } else if (op == SPU_FC_PROGRAM || op == SPU_FC_READ) {
+    } else if (op == SPU_FC_PROGRAM || op == SPU_FC_READ || op == SPU_FC_ACC) {
         if (!ftl_esp_used(&ftl, a->die, a->plane, a->block) || a->page >= GEO(PAGES))
             return SPU_OS_E_RANGE;
         if (op == SPU_FC_PROGRAM) {
@@ -323,12 +329,23 @@ uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n) {
             c.mode = FLASH_ESP;
             r = spu_os_dma(SPU_PORT_NI_RX, 0, SPU_PORT_DRAM, st.staging, n);
         }
+        if (op == SPU_FC_ACC) {
+            c.op = FLASH_ACCUMULATE;
+            c.acc = a->flags & 15u;
+            if (a->flags > SPU_FC_ACC_OUT + 15u) return SPU_OS_E_BAD_ARG;
+        }
     } else {
         return SPU_OS_E_BAD_ARG;
     }
     /* The controller moves at least one byte: a latch operation without a transfer moves none. */
     if (n == 0 && op != SPU_FC_MWS && op != SPU_FC_XOR) return SPU_OS_E_BAD_ARG;
     if (r == SPU_OS_OK) r = result_of(flash_wait(&c, 0));
+    if (r == SPU_OS_OK && op == SPU_FC_ACC && (a->flags & SPU_FC_ACC_OUT)) {
+        c.op = FLASH_ACC_OUT;
+        r = result_of(flash_wait(&c, 0));
+    } else if (op == SPU_FC_ACC) {
+        n = 0; /* the result stays in the accelerator */
+    }
     if (r == SPU_OS_OK && op != SPU_FC_PROGRAM && n)
         r = spu_os_dma(SPU_PORT_DRAM, st.staging, SPU_PORT_NI_TX, 0, n);
     return r;

@@ -20,7 +20,7 @@
 #define SPU_OS_STACK_SIZE 0x800u      /* of which the stack: 2 KiB */
 #define SPU_OS_SLOTS 4u               /* app slots */
 #define SPU_OS_CODE_SLOT_BASE 0x6000u /* slot k's code: BASE + k * SIZE */
-#define SPU_OS_CODE_SLOT_SIZE 0x1000u /* 4 KiB */
+#define SPU_OS_CODE_SLOT_SIZE 0x1400u /* 5 KiB */
 #define SPU_OS_DATA_SLOT_BASE 0x16000u
 #define SPU_OS_DATA_SLOT_SIZE 0x1000u /* 4 KiB: data, bss, stack, request header */
 /* Up to SPU_OS_LANES handlers of one app may be under way at once (one running, the others
@@ -169,7 +169,18 @@ struct spu_os_store_attach {
 #define SPU_FC_XOR 4  /* C-latch ^= S-latch on (die, plane); bytes as for MWS */
 #define SPU_FC_READ 5 /* (die, plane, block, page) read raw, its first bytes to the open request \
                        */
-#define SPU_FC_OPS 6
+/* SPU_FC_ACC, ISP: (die, plane, block, page) read raw, its first `bytes` combined into the
+ * channel accelerator's buffer as `flags` says (FLASH_CTL_ACC_* bits: op, invert, complement);
+ * with SPU_FC_ACC_OUT in `flags` the buffer's first `bytes` then go to the open request. */
+#define SPU_FC_ACC 6
+#define SPU_FC_ACC_OUT 0x10u
+#define SPU_FC_ACC_COPY 0u       /* the acc register's op field: buffer = page */
+#define SPU_FC_ACC_AND 1u        /* buffer &= page */
+#define SPU_FC_ACC_OR 2u         /* buffer |= page */
+#define SPU_FC_ACC_XOR 3u        /* buffer ^= page */
+#define SPU_FC_ACC_INVERT 4u     /* the page's bytes complemented first */
+#define SPU_FC_ACC_COMPLEMENT 8u /* the buffer complemented after */
+#define SPU_FC_OPS 7
 /* The power cap on inter-block MWS [Flash-Cosmos 5.2: at most 4 blocks at once]. */
 #define SPU_FC_MAX_BLOCKS 4u
 #define SPU_FC_INVERSE 1u  /* ISCM flags (nand::iscm): sense inverted (needs INIT_S) */
