@@ -1,5 +1,6 @@
 #include "platform/experiments.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -9,9 +10,10 @@
 
 #include "core/error.hpp"
 #include "platform/ccix_experiments.hpp"
+#include "platform/flashcosmos_experiment.hpp"
+#include "platform/ftl_experiment.hpp"
 #include "platform/nand_experiments.hpp"
 #include "platform/pcie_experiments.hpp"
-#include "platform/ftl_experiment.hpp"
 #include "platform/willow_io.hpp"
 
 namespace canopy::platform {
@@ -20,57 +22,70 @@ double ExpRow::error_pct() const {
     return published == 0 ? 0.0 : 100.0 * (simulated - published) / std::fabs(published);
 }
 
+// An experiment that takes --quick only.
+static std::function<std::vector<ExpRow>(const ExpOptions&)> quick_only(
+    std::vector<ExpRow> (*run)(bool quick)) {
+    return [run](const ExpOptions& o) { return run(o.quick); };
+}
+
 const std::vector<Experiment>& experiments() {
     static const std::vector<Experiment> list = {
         {"nand-characterisation",
          "Flash-Cosmos Sec. 5 / Table 1: tMWS, MWS power and energy, ESP latency and reliability, "
          "Fig. 7 transfer times, measured on the NAND die model",
-         nand_characterisation},
+         quick_only(nand_characterisation)},
         {"ats-cost",
          "CCIX-vs-PCIe paper Sec. IV Exp. 2 (ATS): 64 B and 32 KiB device reads of host memory "
          "with "
          "ATC hit and miss, first vs sequential page crossings, 4 KiB vs 2 MiB pages",
-         ats_cost},
+         quick_only(ats_cost)},
         {"pcie-latency",
          "CCIX-vs-PCIe paper Sec. IV Exp. 1, PCIe-DMA side: device<-host read and device->host "
          "write "
          "latency 32 B .. 16 KiB and throughput to 32 KiB through the DMA engine (physical "
          "addresses); "
          "the paper publishes CCIX/PCIe ratios only, so no published values",
-         pcie_latency},
+         quick_only(pcie_latency)},
         {"ccix-latency",
          "CCIX-vs-PCIe paper Sec. IV Exp. 1: device reads and writes of host memory over CCIX "
          "(request agent, system-cache misses) and by PCIe DMA, 32 B .. 32 KiB; latency ratios "
          "and read throughput ratios at 1, 16, 32 KiB",
-         ccix_latency},
+         quick_only(ccix_latency)},
         {"locality",
          "CCIX-vs-PCIe paper Sec. IV Exp. 3: local (system-cache hit) write and read latency of "
          "the u280 and vck5000 profiles, and a working set larger than the u280's system cache",
-         ccix_locality},
+         quick_only(ccix_locality)},
         {"coherence",
          "CCIX-vs-PCIe paper Sec. IV Exp. 4: host cores and the device read and write random "
          "words of a shared buffer of 2 MiB .. 32 KiB (huge pages); mean latency and spread per "
          "side, 1 and 3 host cores",
-         ccix_coherence},
+         quick_only(ccix_coherence)},
         {"atomics",
          "CCIX-vs-PCIe paper Sec. IV Exp. 5: AtomicCompare issued by a host core and by the "
          "device (CCIX far atomic at the home)",
-         ccix_atomics},
+         quick_only(ccix_atomics)},
         {"lock-table",
          "CCIX-vs-PCIe paper Sec. V (neoDBMS): host and device lock record versions in a shared "
          "lock table in pinned huge-page host memory under rising contention; no double grants",
-         lock_table},
+         quick_only(lock_table)},
         {"willow-io",
          "Willow Sec. 4.1-4.2 (Figures 4-5): Base-IO bandwidth as a share of PCIe 1.1 x8 and "
          "4 KiB read IOPS, Direct-IO against Base-IO through the host file system (512 B reads "
          "and writes, 4 KiB read latency), and the 4 KiB read's time per part",
-         willow_io},
+         quick_only(willow_io)},
         {"ftl",
          "the FTL (sw/firmware/ftl) on a channel's flash controller and 2 dies x 2 planes of "
          "TLC: write amplification (against the greedy-GC estimate, not a published value), mean "
          "and p99 write latency and GC rate under uniform random page writes at 7-28 % "
          "over-provisioning",
-         ftl_experiment},
+         quick_only(ftl_experiment)},
+        {"flashcosmos",
+         "Flash-Cosmos Sec. 7-8 (Table 1, Figures 17-18): speed-up and energy efficiency of "
+         "Flash-Cosmos (FC), ParaBit (PB) and in-storage processing (ISP) over outside-storage "
+         "processing (OSP) on BMI (m = 1..36 months), IMS (I = 10K..200K images) and KCS "
+         "(k = 8..64); full-scale timing-only model, each page-stripe measured on the NAND die "
+         "model; --workload bmi|ims|kcs|all",
+         flashcosmos_experiment, flashcosmos_workloads()},
     };
     return list;
 }
@@ -175,7 +190,7 @@ static void write_file(const std::string& path, const std::string& text) {
     f << text;
 }
 
-void run_experiment(const std::string& name, bool quick, const std::string& out_dir,
+void run_experiment(const std::string& name, const ExpOptions& options, const std::string& out_dir,
                     std::ostream& os) {
     const Experiment* e = nullptr;
     std::vector<std::string> names;
@@ -189,7 +204,19 @@ void run_experiment(const std::string& name, bool quick, const std::string& out_
                          "no such experiment" + (hint.empty() ? std::string("; see --list")
                                                               : "; did you mean '" + hint + "'?"));
     }
-    std::vector<ExpRow> rows = e->run(quick);
+    if (!options.workload.empty()) {
+        const auto& w = e->workloads;
+        if (w.empty())
+            throw InputError("canopy exp", "--workload " + options.workload,
+                             "experiment '" + e->name + "' has no workloads");
+        if (std::find(w.begin(), w.end(), options.workload) == w.end()) {
+            std::string allowed;
+            for (const auto& x : w) allowed += (allowed.empty() ? "" : "|") + x;
+            throw InputError("canopy exp", "--workload " + options.workload,
+                             "unknown workload of '" + e->name + "'; allowed: " + allowed);
+        }
+    }
+    std::vector<ExpRow> rows = e->run(options);
     os << e->name << ": " << e->description << "\n";
     print_table(rows, os);
     std::error_code ec;

@@ -17,16 +17,26 @@ struct ExpRow {
     double error_pct() const;
 };
 
+// What `canopy exp` passes to an experiment: --quick, and --workload for the experiments that
+// have workloads (empty: the experiment's default).
+struct ExpOptions {
+    bool quick = false;
+    std::string workload;
+};
+
 struct Experiment {
     std::string name, description;
-    std::function<std::vector<ExpRow>(bool quick)> run;
+    std::function<std::vector<ExpRow>(const ExpOptions&)> run;
+    // The values --workload accepts; empty: the experiment has no workloads and refuses it.
+    std::vector<std::string> workloads = {};
 };
 
 const std::vector<Experiment>& experiments();
 
 // Runs one experiment and writes its outputs under `out_dir`. Throws InputError for an unknown
-// name (with the closest one).
-void run_experiment(const std::string& name, bool quick, const std::string& out_dir,
+// name (with the closest one), and for a --workload the experiment does not have (naming the
+// values it accepts, or saying that it has none).
+void run_experiment(const std::string& name, const ExpOptions& options, const std::string& out_dir,
                     std::ostream& os);
 
 // The table, CSV, JSON and SVG forms of a result.

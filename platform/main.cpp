@@ -143,13 +143,17 @@ int cmd_replay(const std::vector<std::string>& args) {
 
 int cmd_exp(const std::vector<std::string>& args) {
     std::string name, out = "out";
-    bool quick = false, list = false;
-    po::options_description d("canopy exp NAME [--quick] [--out DIR] | canopy exp --list");
-    d.add_options()("name", po::value(&name), "experiment to run")(
-        "list", po::bool_switch(&list), "list the experiments")("quick", po::bool_switch(&quick),
-                                                                "fewer samples, for a fast look")(
-        "out", po::value(&out)->default_value("out"),
-        "directory for NAME.csv, NAME.json, NAME.svg")("help", "this help");
+    platform::ExpOptions opt;
+    bool list = false;
+    po::options_description d(
+        "canopy exp NAME [--quick] [--workload W] [--out DIR] | canopy exp --list");
+    d.add_options()("name", po::value(&name), "experiment to run")("list", po::bool_switch(&list),
+                                                                   "list the experiments")(
+        "quick", po::bool_switch(&opt.quick), "fewer samples, for a fast look")(
+        "workload", po::value(&opt.workload),
+        "run only this workload, for experiments that have workloads (flashcosmos: "
+        "bmi|ims|kcs|all)")("out", po::value(&out)->default_value("out"),
+                            "directory for NAME.csv, NAME.json, NAME.svg")("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("name", 1);
@@ -160,7 +164,7 @@ int cmd_exp(const std::vector<std::string>& args) {
         return 0;
     }
     if (name.empty()) throw InputError("canopy exp", "", "name an experiment, or use --list");
-    platform::run_experiment(name, quick, out, std::cout);
+    platform::run_experiment(name, opt, out, std::cout);
     return 0;
 }
 
