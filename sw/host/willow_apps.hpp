@@ -27,12 +27,14 @@ namespace canopy::sw {
 struct StoreConfig {
     bool flash = true;               // false: SSD memory, as in Willow's prototype
     bool format = false;             // erase every block at boot instead of mounting (recovery)
-    uint32_t blocks_per_plane = 12;  // assumed: the FTL's part of each plane (block 0 up); 12
-                                     // gives each SPU ~119 MiB, inside its 128 MiB address bank
+    uint32_t blocks_per_plane = 16;  // assumed: the FTL's part of each plane (block 0 up); 16
+                                     // with 4 ESP blocks leaves 12 for data, ~119 MiB per SPU,
+                                     // inside its 128 MiB address bank
     uint32_t op_permille = 70;       // assumed: 7 % over-provisioning, a common consumer figure
     uint32_t gc_free_blocks = 4;     // assumed: GC keeps this many blocks free
     uint32_t wl_threshold = 100;     // assumed: static levelling past this P/E spread
-    uint32_t esp_blocks = 0;         // per plane, for Flash-Cosmos operands
+    uint32_t esp_blocks = 4;         // assumed: per plane, for Flash-Cosmos operands (the app
+                                     // gives a group up to 2 blocks per plane)
     std::string cell_mode = "tlc";   // data pages: slc, mlc or tlc [Flash-Cosmos Table 1: TLC]
     void describe(core::Params& p);  // relative to the caller's scope
     // The SPU_OS_RPC_STORE_ATTACH payload (struct spu_os_store_attach) for banks of bank_bytes.

@@ -15,6 +15,7 @@
 
 #include "core/rng.hpp"
 #include "platform/willow_stack.hpp"
+#include "sw/host/fc_workloads.hpp"
 #include "tests/platform/willow_machine.hpp"
 
 namespace canopy::platform {
@@ -160,6 +161,37 @@ TEST(FlashCosmos, SensingsFollowThePlacementAndFlashCosmosIsFastest) {
         EXPECT_LT(t_isp - t_pb, 1.5 * transfer_us) << t_pb << " us vs ISP " << t_isp;
         // OSP moves each page on to the host as well.
         EXPECT_GT(t_osp - t_isp, transfer_us) << t_isp << " us vs OSP " << t_osp;
+    });
+}
+
+// The paper's workloads, small: every system gives the host's result, and the orders of the
+// systems' times follow the sensings and transfers each needs (Flash-Cosmos Section 8).
+TEST(FlashCosmos, BmiImsKcsAgreeOnTheFourSystems) {
+    FcMachine m;
+    m.user([](host::HostCore& cpu, sw::FlashCosmos& fc) {
+        const std::vector<sw::FcWorkload> ws = {sw::bmi_workload(40000, 60, 1),
+                                                sw::ims_workload(70000, 2),
+                                                sw::kcs_workload(50000, 8, 3)};
+        for (const sw::FcWorkload& w : ws) {
+            const auto stored = sw::store_workload(fc, w);
+            const auto want = w.reference();
+            double ns[4] = {};
+            for (int s = 0; s < 4; ++s) {
+                const auto o = sw::run_workload(cpu, fc, w, stored, kSystems[s]);
+                EXPECT_EQ(o.result, want) << w.name << " on " << sw::fc_system_name(kSystems[s]);
+                if (w.bitcount) {
+                    uint64_t ones = 0;
+                    for (uint8_t b : want) ones += uint64_t(__builtin_popcount(b));
+                    EXPECT_EQ(o.ones, ones) << w.name;
+                }
+                ns[s] = o.ns;
+            }
+            // Flash-Cosmos fastest, OSP slowest; ParaBit beats ISP, which saves OSP's transfers.
+            EXPECT_LT(ns[0], ns[1]) << w.name;
+            EXPECT_LT(ns[1], ns[2]) << w.name;
+            EXPECT_LT(ns[2], ns[3]) << w.name;
+            fc.release_all();
+        }
     });
 }
 

@@ -33,7 +33,7 @@
 
 /* What one SPU keeps (its data segment is 2 KiB). */
 #define FC_GROUPS 8        /* groups per unit */
-#define FC_UNITS 8         /* units (die x planes + plane) per SPU */
+#define FC_UNITS 16        /* units (die x planes + plane) per SPU */
 #define FC_GROUP_BLOCKS 2  /* ESP blocks per group and unit */
 #define FC_MAX_OPERANDS 64 /* per FC_READ */
 #define FC_MAX_WORDLINES 64
