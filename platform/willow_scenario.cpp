@@ -2,14 +2,20 @@
 
 #include <fcntl.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
+
+#include "sw/host/fc_workloads.hpp"
 
 namespace canopy::platform {
 
 namespace {
 constexpr unsigned kKernelCore = 1, kUserCore = 2;
 constexpr uint64_t kFileBytes = 64 * 1024, kPage = 4096;
+constexpr uint32_t kBmiDays = 30;  // m = 1 month
+constexpr sw::FcSystem kSystems[] = {sw::FcSystem::FlashCosmos, sw::FcSystem::ParaBit,
+                                     sw::FcSystem::Isp, sw::FcSystem::Osp};
 }  // namespace
 
 bool WillowScenario::prepare(PlatformConfig& cfg, std::string& why) {
@@ -74,7 +80,29 @@ WillowScenario::WillowScenario(const PlatformConfig& cfg, Platform& platform)
         s.fs.close(cpu, fb);
         compare();
         r.ran = true;
+        if (s.has_flash_cosmos()) bmi(cpu);
     });
+}
+
+// One page of users per SPU: a month of daily vectors, stored once, queried on each system.
+void WillowScenario::bmi(host::HostCore& cpu) {
+    WillowStack& s = *stack_;
+    const sw::FcGeometry g = s.flash_cosmos_geometry();
+    Result& r = result_;
+    r.bmi_users = uint64_t(g.spus) * g.page_bytes * 8;
+    const sw::FcWorkload w = sw::bmi_workload(r.bmi_users, kBmiDays, platform_.cfg.sim.seed);
+    sw::Hre hre(cpu, s.driver.open(cpu));
+    sw::FlashCosmos fc(cpu, hre, s.cfg.flash_cosmos_app, g);
+    const auto stored = sw::store_workload(fc, w);
+    const auto want = w.reference();
+    for (uint8_t b : want) r.bmi_active += uint64_t(__builtin_popcount(b));
+    for (int i = 0; i < 4; ++i) {
+        const sw::FcOutcome o = sw::run_workload(cpu, fc, w, stored, kSystems[i]);
+        r.bmi_ns[i] = o.ns;
+        r.bmi_right[i] = o.result == want && o.ones == r.bmi_active;
+    }
+    fc.release_all();
+    r.bmi_ran = true;
 }
 
 bool WillowScenario::report(std::ostream& out, core::StatsRegistry& stats) const {
@@ -110,7 +138,25 @@ bool WillowScenario::report(std::ostream& out, core::StatsRegistry& stats) const
         .add(result_.fs_read_ns);
     stats.counter(m, "wrong_bytes", "bytes read back that differ from those written", true)
         .add(result_.wrong_bytes);
-    return ok;
+    if (!result_.bmi_ran) return ok;
+    out << "Flash-Cosmos BMI query: " << result_.bmi_users << " users, users active all of "
+        << kBmiDays << " days: " << result_.bmi_active << "\n";
+    bool right = true;
+    for (int i = 0; i < 4; ++i) {
+        const char* sys = sw::fc_system_name(kSystems[i]);
+        std::snprintf(line, sizeof line, "  %-14s %10.1f us  %6.1fx over OSP  %s\n", sys,
+                      result_.bmi_ns[i] * 1e-3, result_.bmi_ns[3] / result_.bmi_ns[i],
+                      result_.bmi_right[i] ? "correct" : "WRONG");
+        out << line;
+        right &= result_.bmi_right[i];
+        std::string key = sys;
+        for (auto& c : key) c = c == '-' ? '_' : char(std::tolower(c));
+        stats.sum(m, "bmi_" + key + "_us", "us", std::string("BMI query on ") + sys, true)
+            .add(result_.bmi_ns[i] * 1e-3);
+    }
+    stats.counter(m, "bmi_wrong", "BMI query results that differ from the host's", true)
+        .add(right ? 0 : 1);
+    return ok && right;
 }
 
 }  // namespace canopy::platform

@@ -2,7 +2,10 @@
 // boots SPU-OS from its ELF, a kernel program on host.core1 installs the Base-IO and Direct-IO
 // apps and formats the file system (platform/willow_stack), and a user program on host.core2
 // writes a file through the file system (system calls, Base-IO) and reads it back through
-// libDirectIO (OS bypass), then the other way round, timing each access.
+// libDirectIO (OS bypass), then the other way round, timing each access. With the Flash-Cosmos app
+// installed (the store on the flash with an ESP region) it then stores a month of a bitmap index
+// (BMI, 30 daily user vectors) with fc_write and asks which users were active every day on the
+// four systems of sw/host/flash_cosmos, checking each against the host's own result.
 #pragma once
 
 #include <memory>
@@ -29,9 +32,16 @@ class WillowScenario {
         bool ran = false;
         uint64_t bytes = 0, wrong_bytes = 0;
         double fs_write_ns = 0, dio_read_ns = 0, dio_write_ns = 0, fs_read_ns = 0;  // per 4 KiB
+        // The BMI query, per system (sw::FcSystem order): its time, whether it was right.
+        bool bmi_ran = false;
+        uint64_t bmi_users = 0, bmi_active = 0;
+        double bmi_ns[4] = {};
+        bool bmi_right[4] = {};
     };
 
   private:
+    void bmi(host::HostCore& cpu);
+
     Platform& platform_;
     std::unique_ptr<WillowStack> stack_;
     Result result_;

@@ -53,6 +53,22 @@ TEST(PlatformOutputs, RunWritesStatsWithScenarioCounts) {
               5 * s["modules"]["scenario"]["fc_time"].get<double>());
 }
 
+// With the store on the flash the Willow part ends with a BMI query on the four systems.
+TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystems) {
+    auto d = scratch("out-bmi");
+    auto r = run_small(d);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("Flash-Cosmos BMI query"), std::string::npos) << r.out;
+    json s = json::parse(slurp(d + "/stats.json"));
+    const json& w = s["modules"]["scenario.willow"];
+    EXPECT_EQ(w["bmi_wrong"], 0);
+    // One sensing per piece for Flash-Cosmos, 30 for ParaBit, 30 page reads into the accelerator
+    // for ISP, 30 page reads to the host for OSP.
+    EXPECT_LT(w["bmi_flash_cosmos_us"].get<double>(), w["bmi_parabit_us"].get<double>());
+    EXPECT_LT(w["bmi_parabit_us"].get<double>(), w["bmi_isp_us"].get<double>());
+    EXPECT_LT(w["bmi_isp_us"].get<double>(), w["bmi_osp_us"].get<double>());
+}
+
 TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
     auto d = scratch("out-vcd");
     ASSERT_EQ(run_small(d, "--vcd").status, 0);
