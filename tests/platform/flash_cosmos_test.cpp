@@ -153,6 +153,17 @@ TEST(FlashCosmos, SensingsFollowThePlacementAndFlashCosmosIsFastest) {
         const double extra_us = 2 * 58 * 22.5;
         EXPECT_GT(t_pb - t_fc, extra_us) << t_fc << " us vs ParaBit " << t_pb << " us";
         EXPECT_LT(t_pb - t_fc, 1.5 * extra_us) << t_fc << " us vs ParaBit " << t_pb << " us";
+        // KCS's shape over two blocks: each of the AND's two sensings also names the OR
+        // operand's block, (B1 | c) & (B2 | c) = (B1 & B2) | c, so still two sensings per piece.
+        const auto c = random_vector(kBytes, 99);
+        std::vector<sw::FlashCosmos::Operand> kcs = ops;
+        kcs.push_back(fc.write(3, c.data(), kBytes));
+        std::vector<std::vector<uint8_t>> kcs_plain = plain;
+        kcs_plain.push_back(c);
+        const uint64_t k0 = fc.stats().sensings;
+        EXPECT_EQ(fc.read(sw::FcOp::AndOr, kcs),
+                  sw::FlashCosmos::reference(sw::FcOp::AndOr, kcs_plain));
+        EXPECT_EQ(fc.stats().sensings - k0, 3u * 2);
         // ISP reads every operand page too, but only into the channel's accelerator: against
         // ParaBit each operand adds its piece's transfer over the 1.2 GB/s channel (SPU 0's
         // pieces are the first, 16 KiB, and the last, 1000 B).

@@ -132,6 +132,37 @@ static void term(unsigned a, unsigned b, unsigned flip, unsigned serial) {
     }
 }
 
+static unsigned first_term_end(unsigned n) {
+    unsigned b = 1;
+    while (b < n && ops[b].term == ops[0].term) ++b;
+    return b;
+}
+
+static void set_slot(struct slot* d, const struct slot* from) { /* field by field: no memcpy */
+    d->block = from->block;
+    d->lo = from->lo;
+    d->hi = from->hi;
+}
+
+/* The first term spans several blocks and every later term is one operand, each in a block of
+ * its own, few enough to join each of the first term's sensings; their slots go to pack[]. */
+static int folds_into_first(unsigned n) {
+    const unsigned b = first_term_end(n), nb = gather(0, b);
+    if (nb < 2 || n - b + 1 > SPU_FC_MAX_BLOCKS) return 0;
+    for (unsigned i = b; i < n; ++i) {
+        const uint32_t block = block_of(&ops[i]);
+        if (i > b && ops[i].term == ops[i - 1].term) return 0;
+        for (unsigned k = 0; k < nb; ++k)
+            if (term_blocks[k].block == block) return 0;
+        for (unsigned e = 0; e < i - b; ++e)
+            if (pack[e].block == block) return 0;
+        pack[i - b].block = block;
+        pack[i - b].lo = pack[i - b].hi = 0;
+        add_wl(&pack[i - b], wl_of(&ops[i]));
+    }
+    return 1;
+}
+
 static void plan(void) {
     const unsigned op = ra.op & 0xF, serial = ra.op & FC_SERIAL, n = ra.n;
     pl.issued = pl.sensings = pl.err = 0;
@@ -168,6 +199,17 @@ static void plan(void) {
                       SPU_FC_INIT_S | (i == 0 ? SPU_FC_TRANSFER : 0) |
                           ((neg(&ops[i]) ^ (i == 0 && op == FC_OP_XNOR)) ? SPU_FC_INVERSE : 0));
             if (i) issue(SPU_FC_XOR, 0, 0, 0);
+        }
+    } else if (op == FC_OP_SOP && !serial && !negs && folds_into_first(n)) {
+        /* (AND over blocks B_j) OR singles = AND_j (B_j OR singles): every sensing of the first
+         * term names the singles' blocks too, within the power cap (KCS's clique vector) */
+        const unsigned nb = gather(0, first_term_end(n)), extra = n - first_term_end(n);
+        struct slot s[SPU_FC_MAX_BLOCKS];
+        for (unsigned k = 0; k < nb; ++k) {
+            set_slot(&s[0], &term_blocks[k]);
+            for (unsigned e = 0; e < extra; ++e) set_slot(&s[1 + e], &pack[e]);
+            issue(SPU_FC_MWS, s, 1 + extra,
+                  (k == 0 ? SPU_FC_INIT_S : 0) | (k + 1 == nb ? SPU_FC_TRANSFER : 0));
         }
     } else if (op == FC_OP_SOP) {
         for (unsigned a = 0, b; a < n; a = b) {
