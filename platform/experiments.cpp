@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "platform/ccix_experiments.hpp"
 #include "platform/flashcosmos_experiment.hpp"
+#include "platform/flashcosmos_platform.hpp"
 #include "platform/ftl_experiment.hpp"
 #include "platform/nand_experiments.hpp"
 #include "platform/pcie_experiments.hpp"
@@ -84,8 +85,15 @@ const std::vector<Experiment>& experiments() {
          "Flash-Cosmos (FC), ParaBit (PB) and in-storage processing (ISP) over outside-storage "
          "processing (OSP) on BMI (m = 1..36 months), IMS (I = 10K..200K images) and KCS "
          "(k = 8..64); full-scale timing-only model, each page-stripe measured on the NAND die "
-         "model; --workload bmi|ims|kcs|all",
-         flashcosmos_experiment, flashcosmos_workloads()},
+         "model; then the same workloads, small, on the whole platform with real firmware (rows "
+         "P.*, left out by --quick); --workload bmi|ims|kcs|all",
+         [](const ExpOptions& o) {
+             std::vector<ExpRow> rows = flashcosmos_experiment(o);
+             if (!o.quick)  // the platform runs take seconds: --quick is the model alone
+                 for (ExpRow& r : flashcosmos_platform_rows(o)) rows.push_back(std::move(r));
+             return rows;
+         },
+         flashcosmos_workloads()},
     };
     return list;
 }

@@ -100,12 +100,23 @@ TEST_F(PlatformFlashcosmosExp, PublishedMeansWithin15Percent) {
 
 TEST(PlatformFlashcosmosExpCli, WorkloadOption) {
     const std::string dir = canopy_test::scratch("flashcosmos-cli");
-    // One workload: only its points and means.
-    auto r = canopy_test::run_canopy("exp flashcosmos --quick --workload kcs --out " + dir, dir);
+    // One workload: only its points and means (not --quick: with the platform's rows).
+    auto r = canopy_test::run_canopy("exp flashcosmos --workload kcs --out " + dir, dir);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("K64.FC"), std::string::npos);
     EXPECT_EQ(r.out.find("B36.FC"), std::string::npos);
     EXPECT_EQ(r.out.find("M.FC "), std::string::npos);
+    // And KCS on the whole platform with real firmware: all four systems give the host's
+    // result; Flash-Cosmos senses once per 48 operands, ParaBit once per operand, so it leads.
+    const auto j = nlohmann::json::parse(canopy_test::slurp(dir + "/flashcosmos.json"));
+    std::map<std::string, double> p;
+    for (const auto& row : j)
+        p[row.at("id").get<std::string>()] = row.at("simulated").get<double>();
+    EXPECT_EQ(p["P.K.ok"], 4);
+    EXPECT_GT(p["P.K.FC"], 1.5 * p["P.K.PB"]);
+    EXPECT_GT(p["P.K.PB"], p["P.K.ISP"]);
+    EXPECT_GT(p["P.K.ISP"], 1.0);
+    EXPECT_EQ(p.count("P.B.FC"), 0u);
     // An unknown workload is refused, naming the option, the value and the allowed values.
     r = canopy_test::run_canopy("exp flashcosmos --quick --workload tpch --out " + dir, dir);
     EXPECT_EQ(r.status, 2);
