@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "sw/firmware/apps/block_io_abi.h"
+#include "sw/firmware/apps/kv_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 
 namespace canopy::platform {
@@ -68,7 +69,9 @@ void WillowStack::start_kernel(unsigned core) {
             if (has_flash_cosmos())
                 apps.install(cfg.firmware_dir + "/app_flash_cosmos.elf", cfg.flash_cosmos_app,
                              kFlashCosmosSlot);
-            fs.format(cpu, 0, cfg.fs_inodes);
+            apps.install(cfg.firmware_dir + "/app_kv.elf", cfg.kv_app, kKvSlot);
+            setup_kv(apps);
+            fs.format(cpu, (spu_store_bytes() - cfg.kv_bytes) * kernel.spus(), cfg.fs_inodes);
         } catch (...) {
             failed_ = true;  // the programs waiting in wait_ready hear of it
             throw;
@@ -105,6 +108,45 @@ void WillowStack::wait_ready(host::HostCore& cpu) const {
         if (failed_) throw host::HostFault("Willow stack: the kernel's set-up failed");
         cpu.compute_ns(1000);
     }
+}
+
+uint64_t WillowStack::spu_store_bytes() const {
+    const sw::BlockGeometry& g = kernel.geometry();
+    return g.store_bytes ? g.store_bytes : g.bank_bytes;
+}
+
+uint32_t WillowStack::kv_base(uint32_t spu) const {
+    return uint32_t(spu * kernel.geometry().bank_bytes + spu_store_bytes() - cfg.kv_bytes);
+}
+
+// KV_SETUP on every SPU: the table kept from before (a mounted store), else a fresh one.
+void WillowStack::setup_kv(sw::WillowApps& apps) {
+    if (cfg.kv_bytes % BLOCK_IO_STRIPE_BYTES || cfg.kv_bytes >= spu_store_bytes())
+        throw host::HostFault("Willow stack: a Key-Value region of " +
+                              std::to_string(cfg.kv_bytes) + " B in a store of " +
+                              std::to_string(spu_store_bytes()) +
+                              " B per SPU (a whole number of 8 KiB stripes, less than the store)");
+    for (uint32_t s = 0; s < kernel.spus(); ++s) {
+        kv_setup_args a{kv_base(s), cfg.kv_bytes, cfg.kv_buckets, 0};
+        const uint16_t id = SPU_OS_RPC_ID(cfg.kv_app, KV_SETUP);
+        uint32_t r = apps.hre().call(uint8_t(s), id, &a, sizeof a).result;
+        if (r == KV_E_STATE) {
+            a.format = 1;
+            r = apps.hre().call(uint8_t(s), id, &a, sizeof a).result;
+        }
+        if (r != KV_OK)
+            throw host::HostFault("Willow stack: KV_SETUP on SPU " + std::to_string(s) +
+                                  " failed: " + sw::spu_os_result_name(r));
+    }
+}
+
+std::unique_ptr<sw::KvStore> WillowStack::key_value(host::HostCore& cpu) {
+    sw::WillowApps& apps = *kernel.on(cpu).apps;
+    const uint32_t pid = cpu.process().pid;
+    for (uint32_t s = 0; s < kernel.spus(); ++s)
+        apps.grant(pid, kv_base(s), cfg.kv_bytes, SPU_OS_PERM_READ | SPU_OS_PERM_WRITE, {s});
+    return std::make_unique<sw::KvStore>(std::make_unique<sw::Hre>(cpu, driver.open(cpu)),
+                                         cfg.kv_app, kernel.spus(), cfg.kv_buckets);
 }
 
 bool WillowStack::has_flash_cosmos() const {

@@ -17,6 +17,7 @@
 #include "sw/host/direct_io.hpp"
 #include "sw/host/flash_cosmos.hpp"
 #include "sw/host/kernel_hres.hpp"
+#include "sw/host/kv_store.hpp"
 #include "sw/host/lib_direct_io.hpp"
 #include "sw/host/willow_driver.hpp"
 #include "sw/host/willow_fs.hpp"
@@ -29,6 +30,11 @@ struct WillowStackConfig {
     // Flash-Cosmos (app_flash_cosmos.elf), installed when the store is on the flash with an ESP
     // region (ssd.store.esp_blocks > 0).
     uint32_t flash_cosmos_app = 3;
+    // Key-Value (app_kv.elf): its table takes the top kv_bytes of every SPU's store (the file
+    // system the rest), kv_buckets buckets per SPU.
+    uint32_t kv_app = 4;
+    uint32_t kv_bytes = 4 << 20;  // assumed
+    uint32_t kv_buckets = 1024;   // assumed
     uint32_t fs_inodes = 64;
     sw::WillowFsConfig fs;
     sw::DirectIoModuleConfig module;
@@ -41,7 +47,7 @@ struct WillowStackConfig {
 class WillowStack {
   public:
     // The slots the apps are linked for (sw/firmware/CMakeLists.txt).
-    static constexpr uint32_t kBaseIoSlot = 2, kDirectIoSlot = 3, kFlashCosmosSlot = 1;
+    static constexpr uint32_t kBaseIoSlot = 2, kDirectIoSlot = 3, kFlashCosmosSlot = 1, kKvSlot = 0;
 
     WillowStack(Platform& platform, WillowStackConfig cfg);
 
@@ -66,6 +72,9 @@ class WillowStack {
     // A user process's libDirectIO, on the core it runs on.
     std::unique_ptr<sw::DirectIo> direct_io(host::HostCore& cpu,
                                             sw::DirectIoConfig cfg = sw::DirectIoConfig());
+    // A user process's Key-Value store (a system call: the kernel grants the calling process the
+    // table's regions on every SPU, then the library works on an HRE of the process's own).
+    std::unique_ptr<sw::KvStore> key_value(host::HostCore& cpu);
     // Whether the kernel installs the Flash-Cosmos app, and the geometry its library needs.
     bool has_flash_cosmos() const;
     sw::FcGeometry flash_cosmos_geometry() const;
@@ -84,6 +93,10 @@ class WillowStack {
 
   private:
     void attach_store(sw::WillowApps& apps);
+    // Bytes of each SPU's store (the striping's rows) and where its Key-Value region starts.
+    uint64_t spu_store_bytes() const;
+    uint32_t kv_base(uint32_t spu) const;
+    void setup_kv(sw::WillowApps& apps);
 
     bool ready_ = false, stop_ = false, failed_ = false;
 };
