@@ -81,6 +81,7 @@ WillowScenario::WillowScenario(const PlatformConfig& cfg, Platform& platform)
         compare();
         r.ran = true;
         if (s.has_flash_cosmos()) bmi(cpu);
+        key_value(cpu);
     });
 }
 
@@ -103,6 +104,47 @@ void WillowScenario::bmi(host::HostCore& cpu) {
     }
     fc.release_all();
     r.bmi_ran = true;
+}
+
+// 64 pairs of 1 KiB through the Key-Value app: put, read back, every fourth deleted and gone.
+void WillowScenario::key_value(host::HostCore& cpu) {
+    Result& r = result_;
+    auto kv = stack_->key_value(cpu);
+    constexpr unsigned kPairs = 64;
+    auto value = [](unsigned i) {
+        std::vector<uint8_t> v(1024);
+        for (size_t k = 0; k < v.size(); ++k) v[k] = uint8_t(k * 31 + i);
+        return v;
+    };
+    auto key = [](unsigned i) { return "session:" + std::to_string(i); };
+    double t0 = cpu.now().to_seconds() * 1e9;
+    for (unsigned i = 0; i < kPairs; ++i) kv->put(key(i), value(i));
+    r.kv_put_ns = (cpu.now().to_seconds() * 1e9 - t0) / kPairs;
+    t0 = cpu.now().to_seconds() * 1e9;
+    for (unsigned i = 0; i < kPairs; ++i) r.kv_right += kv->get(key(i)) == value(i);
+    r.kv_get_ns = (cpu.now().to_seconds() * 1e9 - t0) / kPairs;
+    for (unsigned i = 0; i < kPairs; i += 4) r.kv_right += kv->del(key(i)) && !kv->get(key(i));
+    r.kv_pairs = kPairs;
+    r.kv_ran = true;
+}
+
+bool WillowScenario::report_kv(std::ostream& out, core::StatsRegistry& stats) const {
+    const Result& r = result_;
+    if (!r.kv_ran) return true;
+    const uint64_t checks = r.kv_pairs + r.kv_pairs / 4;
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "Key-Value session: %llu pairs of 1 KiB, PUT %.1f us, GET %.1f us on average; "
+                  "%s\n",
+                  (unsigned long long)r.kv_pairs, r.kv_put_ns * 1e-3, r.kv_get_ns * 1e-3,
+                  r.kv_right == checks ? "every GET and DELETE right" : "WRONG results");
+    out << line;
+    const std::string m = "scenario.willow";
+    stats.sum(m, "kv_put", "ns", "mean PUT of a 1 KiB value", true).add(r.kv_put_ns);
+    stats.sum(m, "kv_get", "ns", "mean GET of a 1 KiB value", true).add(r.kv_get_ns);
+    stats.counter(m, "kv_wrong", "key-value results that differ from what was put", true)
+        .add(checks - r.kv_right);
+    return r.kv_right == checks;
 }
 
 bool WillowScenario::report(std::ostream& out, core::StatsRegistry& stats) const {
@@ -138,7 +180,7 @@ bool WillowScenario::report(std::ostream& out, core::StatsRegistry& stats) const
         .add(result_.fs_read_ns);
     stats.counter(m, "wrong_bytes", "bytes read back that differ from those written", true)
         .add(result_.wrong_bytes);
-    if (!result_.bmi_ran) return ok;
+    if (!result_.bmi_ran) return ok && report_kv(out, stats);
     out << "Flash-Cosmos BMI query: " << result_.bmi_users << " users, users active all of "
         << kBmiDays << " days: " << result_.bmi_active << "\n";
     bool right = true;
@@ -156,7 +198,7 @@ bool WillowScenario::report(std::ostream& out, core::StatsRegistry& stats) const
     }
     stats.counter(m, "bmi_wrong", "BMI query results that differ from the host's", true)
         .add(right ? 0 : 1);
-    return ok && right;
+    return ok && right && report_kv(out, stats);
 }
 
 }  // namespace canopy::platform

@@ -5,7 +5,8 @@
 // libDirectIO (OS bypass), then the other way round, timing each access. With the Flash-Cosmos app
 // installed (the store on the flash with an ESP region) it then stores a month of a bitmap index
 // (BMI, 30 daily user vectors) with fc_write and asks which users were active every day on the
-// four systems of sw/host/flash_cosmos, checking each against the host's own result.
+// four systems of sw/host/flash_cosmos, checking each against the host's own result. Last, a
+// key-value session: pairs put, read back, some deleted, through the Key-Value app.
 #pragma once
 
 #include <memory>
@@ -37,10 +38,16 @@ class WillowScenario {
         uint64_t bmi_users = 0, bmi_active = 0;
         double bmi_ns[4] = {};
         bool bmi_right[4] = {};
+        // The key-value session: pairs put, gets that returned what was put, mean times.
+        bool kv_ran = false;
+        uint64_t kv_pairs = 0, kv_right = 0;
+        double kv_put_ns = 0, kv_get_ns = 0;
     };
 
   private:
     void bmi(host::HostCore& cpu);
+    void key_value(host::HostCore& cpu);
+    bool report_kv(std::ostream& out, core::StatsRegistry& stats) const;
 
     Platform& platform_;
     std::unique_ptr<WillowStack> stack_;

@@ -53,8 +53,9 @@ TEST(PlatformOutputs, RunWritesStatsWithScenarioCounts) {
               5 * s["modules"]["scenario"]["fc_time"].get<double>());
 }
 
-// With the store on the flash the Willow part ends with a BMI query on the four systems.
-TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystems) {
+// With the store on the flash the Willow part ends with a BMI query on the four systems and a
+// key-value session.
+TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystemsAndAKeyValueSession) {
     auto d = scratch("out-bmi");
     auto r = run_small(d);
     ASSERT_EQ(r.status, 0) << r.err;
@@ -67,6 +68,11 @@ TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystems) {
     EXPECT_LT(w["bmi_flash_cosmos_us"].get<double>(), w["bmi_parabit_us"].get<double>());
     EXPECT_LT(w["bmi_parabit_us"].get<double>(), w["bmi_isp_us"].get<double>());
     EXPECT_LT(w["bmi_isp_us"].get<double>(), w["bmi_osp_us"].get<double>());
+    EXPECT_NE(r.out.find("Key-Value session"), std::string::npos) << r.out;
+    EXPECT_EQ(w["kv_wrong"], 0);
+    // On TLC flash a PUT programs pages (hundreds of us each), a GET only reads them.
+    EXPECT_GT(w["kv_put"].get<double>(), 700e3);
+    EXPECT_LT(w["kv_get"].get<double>(), w["kv_put"].get<double>());
 }
 
 TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
