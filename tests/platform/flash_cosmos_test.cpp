@@ -27,10 +27,9 @@ using namespace willow_test;
 constexpr unsigned kSpus = 2;
 
 // 2 SPUs on 2 channels of 2 dies x 2 planes: 8 plane units, 16 KiB pages, 48 wordlines.
-struct FcMachine : WillowMachine {
-    std::unique_ptr<WillowStack> stack;
+struct FcMachine : StackMachine {
     FcMachine()
-        : WillowMachine(kSpus, [](PlatformConfig& c) {
+        : StackMachine(kSpus, [](PlatformConfig& c) {
               c.nand.geometry.channels = kSpus;
               c.nand.geometry.dies_per_channel = 2;
               c.nand.geometry.blocks_per_plane = 20;
@@ -38,34 +37,17 @@ struct FcMachine : WillowMachine {
               c.ssd.store.format = true;
               c.ssd.store.blocks_per_plane = 16;
               c.ssd.store.esp_blocks = 4;
-          }) {
-        WillowStackConfig w;
-        w.firmware_dir = CANOPY_FIRMWARE_DIR;
-        stack = std::make_unique<WillowStack>(*platform, w);
-        stack->start_kernel(0);
-    }
-    // Runs `body` as a user program on core 1 with the library on its own HRE.
-    void user(std::function<void(host::HostCore&, sw::FlashCosmos&)> body) {
-        auto& proc = platform->host.kernel.create_process("fc-user");
-        platform->host.cores.at(1)->run(proc, [this, body](host::HostCore& cpu) {
-            WillowStack::User u(*stack, running);
-            stack->wait_ready(cpu);
+          }) {}
+    // Runs `body` as a user program with the library on its own HRE.
+    void user(const std::function<void(host::HostCore&, sw::FlashCosmos&)>& body) {
+        StackMachine::user([&](host::HostCore& cpu) {
             ASSERT_TRUE(stack->has_flash_cosmos());
             sw::Hre hre(cpu, stack->driver.open(cpu));
             sw::FlashCosmos fc(cpu, hre, stack->cfg.flash_cosmos_app,
                                stack->flash_cosmos_geometry());
-            try {
-                body(cpu, fc);
-                finished = true;
-            } catch (const host::HostFault& e) {
-                ADD_FAILURE() << e.what();
-            }
+            body(cpu, fc);
         });
-        sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
-        ASSERT_TRUE(finished) << "the user program did not finish";
     }
-    unsigned running = 0;
-    bool finished = false;
 };
 
 std::vector<uint8_t> random_vector(size_t bytes, uint64_t seed) {

@@ -25,34 +25,12 @@ using namespace willow_test;
 constexpr unsigned kSpus = 2;
 
 // Two SPUs storing in SSD memory (the prototype's PCM emulation), so that runs stay short.
-struct KvMachine : WillowMachine {
-    std::unique_ptr<WillowStack> stack;
+struct KvMachine : StackMachine {
     explicit KvMachine(uint32_t buckets = 1024, uint32_t kv_bytes = 4 << 20)
-        : WillowMachine(kSpus) {
-        WillowStackConfig w;
-        w.firmware_dir = CANOPY_FIRMWARE_DIR;
-        w.kv_buckets = buckets;
-        w.kv_bytes = kv_bytes;
-        stack = std::make_unique<WillowStack>(*platform, w);
-        stack->start_kernel(0);
-    }
-    void user(std::function<void(host::HostCore&)> body) {
-        auto& proc = platform->host.kernel.create_process("kv-user");
-        platform->host.cores.at(1)->run(proc, [this, body](host::HostCore& cpu) {
-            WillowStack::User u(*stack, running);
-            stack->wait_ready(cpu);
-            try {
-                body(cpu);
-                finished = true;
-            } catch (const host::HostFault& e) {
-                ADD_FAILURE() << e.what();
-            }
-        });
-        sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
-        ASSERT_TRUE(finished) << "the user program did not finish";
-    }
-    unsigned running = 0;
-    bool finished = false;
+        : StackMachine(kSpus, nullptr, [&](WillowStackConfig& w) {
+              w.kv_buckets = buckets;
+              w.kv_bytes = kv_bytes;
+          }) {}
 };
 
 std::vector<uint8_t> value_of(unsigned i, size_t n) { return pattern(n, 2 * i + 1); }

@@ -4,6 +4,8 @@
 // programs' small helpers.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,6 +14,7 @@
 #include "core/services.hpp"
 #include "host/host_core.hpp"
 #include "platform/platform.hpp"
+#include "platform/willow_stack.hpp"
 
 namespace canopy::platform::willow_test {
 
@@ -65,6 +68,40 @@ struct WillowMachine {
         std::vector<uint8_t> b(n);
         ssd().dram.read(addr, b.data(), n);
         return b;
+    }
+};
+
+// The machine with the host's Willow stack (platform/willow_stack) booting on host core 0, and
+// user programs run on it: the SSD Apps' tests (flash_cosmos_test.cpp, kv_test.cpp).
+struct StackMachine : WillowMachine {
+    std::unique_ptr<WillowStack> stack;
+    unsigned running = 0;
+    StackMachine(unsigned spus, const std::function<void(PlatformConfig&)>& tweak,
+                 const std::function<void(WillowStackConfig&)>& stack_tweak = nullptr)
+        : WillowMachine(spus, tweak) {
+        WillowStackConfig w;
+        w.firmware_dir = CANOPY_FIRMWARE_DIR;
+        if (stack_tweak) stack_tweak(w);
+        stack = std::make_unique<WillowStack>(*platform, w);
+        stack->start_kernel(0);
+    }
+    // Runs `body` as a user program on host core 1 once the stack is ready, then the simulation
+    // for up to 2 s; a HostFault fails the test with its message.
+    void user(const std::function<void(host::HostCore&)>& body) {
+        bool finished = false;
+        auto& proc = platform->host.kernel.create_process("user");
+        platform->host.cores.at(1)->run(proc, [this, body, &finished](host::HostCore& cpu) {
+            WillowStack::User u(*stack, running);
+            stack->wait_ready(cpu);
+            try {
+                body(cpu);
+                finished = true;
+            } catch (const host::HostFault& e) {
+                ADD_FAILURE() << e.what();
+            }
+        });
+        sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
+        ASSERT_TRUE(finished) << "the user program did not finish";
     }
 };
 #endif
