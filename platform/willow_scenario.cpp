@@ -180,7 +180,12 @@ bool WillowScenario::report(std::ostream& out, core::StatsRegistry& stats) const
         .add(result_.fs_read_ns);
     stats.counter(m, "wrong_bytes", "bytes read back that differ from those written", true)
         .add(result_.wrong_bytes);
-    if (!result_.bmi_ran) return ok && report_kv(out, stats);
+    if (!result_.bmi_ran) {
+        out << "Flash-Cosmos BMI query: skipped (the Flash-Cosmos app needs the store on the flash "
+               "with ssd.store.esp_blocks > 0, at most 16 planes per channel and 64 wordlines "
+               "per block)\n";
+        return ok && report_kv(out, stats);
+    }
     out << "Flash-Cosmos BMI query: " << result_.bmi_users << " users, users active all of "
         << kBmiDays << " days: " << result_.bmi_active << "\n";
     bool right = true;

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "sw/firmware/apps/block_io_abi.h"
+#include "sw/firmware/apps/flash_cosmos_abi.h"
 #include "sw/firmware/apps/kv_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 
@@ -149,8 +150,11 @@ std::unique_ptr<sw::KvStore> WillowStack::key_value(host::HostCore& cpu) {
                                          cfg.kv_app, kernel.spus(), cfg.kv_buckets);
 }
 
+// The app keeps FC_UNITS planes per SPU and a 64-bit wordline map: larger channels go without.
 bool WillowStack::has_flash_cosmos() const {
-    return on_flash && platform.cfg.ssd.store.esp_blocks > 0;
+    const sw::FcGeometry g = flash_cosmos_geometry();
+    return on_flash && platform.cfg.ssd.store.esp_blocks > 0 && g.units() <= FC_UNITS &&
+           g.wordlines <= FC_MAX_WORDLINES && g.page_bytes <= 0xFFFF;
 }
 
 sw::FcGeometry WillowStack::flash_cosmos_geometry() const {
