@@ -135,6 +135,61 @@ TEST(SpuOsStore, ABadAttachIsRefusedAndChangesNothing) {
         &nc);
 }
 
+// SPU_SYS_FC's checks (docs/spu_os.md "In-flash computing"), through the store app's probe
+// (handler 11: {op, die, plane, block, page, slots, flags, bytes, bad_pointer}).
+TEST(SpuOsStore, InFlashComputingCallsAreChecked) {
+    const nand::NandConfig nc = small_nand();
+    run_ssd(
+        2,
+        [&](Host& h, Willow& ssd) {
+            const uint64_t bank = ssd.dram.bank_bytes();
+            auto fc = [&](unsigned spu, uint32_t op, uint32_t block, uint32_t slots = 1,
+                          uint32_t flags = SPU_FC_INIT_S, uint32_t bytes = 0, uint32_t die = 0,
+                          uint32_t bad_pointer = 0) {
+                return h.call(spu, kStoreApp, 11,
+                              Words{op, die, 0, block, 0, slots, flags, bytes, bad_pointer},
+                              kKernelHre);
+            };
+            const uint32_t kOk = 0x80000000u;
+            for (unsigned s = 0; s < 2; ++s) h.install(s, "app_store", kStoreApp, 0);
+            // Without the store on the flash, and on a store without an ESP region: not now.
+            EXPECT_EQ(fc(0, SPU_FC_ALLOC, 0), SPU_OS_E_STATE);
+            sw::StoreConfig sc = small_store();
+            sc.esp_blocks = 0;
+            ASSERT_EQ(h.call(0, SPU_OS_KERNEL_APP, SPU_OS_RPC_STORE_ATTACH, sc.attach_payload(bank),
+                             kKernelHre),
+                      SPU_OS_OK);
+            EXPECT_EQ(fc(0, SPU_FC_ALLOC, 0), SPU_OS_E_STATE);
+            // SPU 1: blocks 6 and 7 of every plane are the ESP region.
+            sc.esp_blocks = 2;
+            ASSERT_EQ(h.call(1, SPU_OS_KERNEL_APP, SPU_OS_RPC_STORE_ATTACH, sc.attach_payload(bank),
+                             kKernelHre),
+                      SPU_OS_OK);
+            EXPECT_EQ(fc(1, SPU_FC_MWS, 0), SPU_OS_E_RANGE);  // a data block
+            EXPECT_EQ(fc(1, SPU_FC_MWS, 6), SPU_OS_E_RANGE);  // ESP, but not handed out
+            const uint32_t b = fc(1, SPU_FC_ALLOC, 0);
+            ASSERT_TRUE(b == (kOk | 6) || b == (kOk | 7)) << std::hex << b;
+            const uint32_t block = b & 0xFF;
+            EXPECT_EQ(fc(1, SPU_FC_MWS, block), kOk | block);  // the erased block senses fine
+            EXPECT_EQ(fc(1, SPU_FC_MWS, block, 5), SPU_OS_E_BAD_ARG);  // over the power cap
+            EXPECT_EQ(fc(1, SPU_FC_MWS, block, 0), SPU_OS_E_BAD_ARG);
+            EXPECT_EQ(fc(1, SPU_FC_MWS, block, 1, 16), SPU_OS_E_BAD_ARG);     // no such ISCM flag
+            EXPECT_EQ(fc(1, SPU_FC_READ, block, 1, 0, 0), SPU_OS_E_BAD_ARG);  // moves nothing
+            EXPECT_EQ(fc(1, SPU_FC_READ, block, 1, 0, kPage + 1), SPU_OS_E_BAD_ARG);
+            EXPECT_EQ(fc(1, SPU_FC_XOR, block, 1, 0, 0, 7), SPU_OS_E_RANGE);  // die 7 of 2
+            EXPECT_EQ(fc(1, SPU_FC_OPS, block), SPU_OS_E_BAD_ARG);            // no such op
+            EXPECT_EQ(fc(1, SPU_FC_MWS, block, 1, SPU_FC_INIT_S, 0, 0, 1),
+                      SPU_OS_E_BAD_POINTER);  // the command outside the app's data
+            // The other ESP block, then none left; a release gives one back, once.
+            EXPECT_EQ(fc(1, SPU_FC_ALLOC, 0) & kOk, kOk);
+            EXPECT_EQ(fc(1, SPU_FC_ALLOC, 0), SPU_OS_E_IO);
+            EXPECT_EQ(fc(1, SPU_FC_RELEASE, block), kOk | block);
+            EXPECT_EQ(fc(1, SPU_FC_RELEASE, block), SPU_OS_E_RANGE);
+            EXPECT_EQ(fc(1, SPU_FC_MWS, block), SPU_OS_E_RANGE);
+        },
+        &nc);
+}
+
 // A restart after a sudden power loss: SSD A formats its store, writes, overwrites and trims
 // nothing but acknowledges every write, and then loses power (its SPUs' memories and SSD memory,
 // with the FTL's tables, are gone: it never touches the flash again). SSD B, a fresh controller

@@ -71,7 +71,7 @@ struct fc_data {
     uint32_t cookie, bytes, sensings; /* sensings: the MWS commands the plan took */
 };
 
-/* Results besides SPU-OS's (SPU_OS_E_RANGE: no ESP block left; SPU_OS_E_STATE: no ESP region). */
+/* Results besides SPU-OS's (SPU_OS_E_IO: no ESP block left; SPU_OS_E_STATE: no ESP region). */
 #define FC_OK 0u
 #define FC_E_ARGS 0x300u  /* a malformed request, or a group/unit/operand out of range */
 #define FC_E_ORDER 0x301u /* FC_WRITE: seq is not the group's next operand on the unit */

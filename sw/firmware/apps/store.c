@@ -1,7 +1,8 @@
 /* A test SSD App exercising SPU-OS's RPC interface (Willow Section 3.1 "RPC interface", Figure
  * 3's read handler): echo, NVM write and read through the permission check, a bad pointer, a
  * handler that forgets to respond, the dispatch cost, a synchronous RPC to another SPU, and a call
- * into another app, a slow handler. Handlers respond with a result the host test checks. */
+ * into another app, a slow handler, and a probe of the in-flash computing call (SPU_SYS_FC).
+ * Handlers respond with a result the host test checks. */
 #include "spu_app.h"
 
 #define BUF 256
@@ -112,5 +113,28 @@ static void slow_echo(const struct spu_rpc_header* h) {
     rpc_send_response(r ? r : checksum(buf, n));
 }
 
+/* 11: {op, die, plane, block, page, slots, flags, bytes, bad_pointer}: one SPU_SYS_FC call with
+ * every slot on `block` (wordline 0); its result, or for a successful call 0x80000000 | the
+ * command's block (what ALLOC handed out). */
+static void fc_probe(const struct spu_rpc_header* h) {
+    (void)h;
+    static uint32_t w[9];
+    static struct spu_fc_cmd c;
+    uint32_t r = rpc_receive_bytes(w, sizeof w);
+    c.die = w[1];
+    c.plane = w[2];
+    c.block = w[3];
+    c.page = w[4];
+    c.slots = w[5];
+    c.flags = w[6];
+    for (unsigned i = 0; i < SPU_FC_MAX_BLOCKS; ++i) {
+        c.slot[i].block = w[3];
+        c.slot[i].pbm_lo = 1;
+        c.slot[i].pbm_hi = 0;
+    }
+    if (!r) r = spu_syscall(SPU_SYS_FC, w[0], w[8] ? 0x100u : (uint32_t)&c, w[7], 0);
+    rpc_send_response(r ? r : 0x80000000u | c.block);
+}
+
 SPU_APP(SPU_HANDLERS(echo, store, load, bad_pointer, forgetful, dispatch_cost, forward, call, hello,
-                     ask_host, slow_echo));
+                     ask_host, slow_echo, fc_probe));
