@@ -16,18 +16,9 @@ using nlohmann::json;
 
 namespace {
 
-constexpr sw::FcSystem kSystems[] = {sw::FcSystem::FlashCosmos, sw::FcSystem::ParaBit,
-                                     sw::FcSystem::Isp, sw::FcSystem::Osp};
 const char* const kKey[] = {"FC", "PB", "ISP", "OSP"};
 
-std::string firmware_dir() {
-#ifdef CANOPY_DEFAULT_FIRMWARE_DIR
-    return CANOPY_DEFAULT_FIRMWARE_DIR;
-#else
-    throw std::runtime_error(
-        "flashcosmos needs the SPU firmware (build it with the rv32 toolchain)");
-#endif
-}
+std::string firmware_dir() { return ScenarioConfig::required_firmware_dir("flashcosmos"); }
 
 // 8 SPUs, each on a channel of 2 dies x 2 planes: an operand of one page per plane is 512 KiB.
 constexpr uint32_t kSpus = 8, kDies = 2;
@@ -65,7 +56,7 @@ json run(const std::vector<std::string>& names) {
             const auto stored = sw::store_workload(fc, w);
             const auto want = w.reference();
             for (int s = 0; s < 4; ++s) {
-                const sw::FcOutcome o = sw::run_workload(cpu, fc, w, stored, kSystems[s]);
+                const sw::FcOutcome o = sw::run_workload(cpu, fc, w, stored, sw::kFcSystems[s]);
                 out[n][kKey[s]] = {{"us", o.ns * 1e-3}, {"right", o.result == want}};
             }
             fc.release_all();

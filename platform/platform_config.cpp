@@ -1,5 +1,7 @@
 #include "platform/platform_config.hpp"
 
+#include <stdexcept>
+
 namespace canopy::platform {
 
 void SimConfig::describe(core::Params& p) {
@@ -28,6 +30,14 @@ std::string ScenarioConfig::default_firmware_dir() {
 #else
     return "";
 #endif
+}
+
+std::string ScenarioConfig::required_firmware_dir(const std::string& who) {
+    const std::string d = default_firmware_dir();
+    if (d.empty())
+        throw std::runtime_error(who +
+                                 " needs the SPU firmware (build it with the rv32 toolchain)");
+    return d;
 }
 
 void PlatformConfig::describe(core::Params& p) {

@@ -38,6 +38,8 @@ struct ScenarioConfig {
     bool willow = true;
     std::string firmware_dir = default_firmware_dir();  // the SPU ELFs ("": not built)
     static std::string default_firmware_dir();
+    // The build's firmware directory, or std::runtime_error naming `who` when none was built.
+    static std::string required_firmware_dir(const std::string& who);
     void describe(core::Params& p);
 };
 

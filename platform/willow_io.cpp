@@ -29,13 +29,7 @@ constexpr unsigned kThreads = 3;  // host cores 1..3 (core 0 runs the kernel's n
 constexpr uint64_t kStripe = BLOCK_IO_STRIPE_BYTES;
 constexpr uint64_t kStagger = 3 * kStripe;  // thread t starts 3t SPUs further
 
-std::string firmware_dir() {
-#ifdef CANOPY_DEFAULT_FIRMWARE_DIR
-    return CANOPY_DEFAULT_FIRMWARE_DIR;
-#else
-    throw std::runtime_error("willow-io needs the SPU firmware (build it with the rv32 toolchain)");
-#endif
-}
+std::string firmware_dir() { return ScenarioConfig::required_firmware_dir("willow-io"); }
 
 double now_ns(host::HostCore& cpu) { return cpu.now().to_seconds() * 1e9; }
 

@@ -14,8 +14,6 @@ namespace {
 constexpr unsigned kKernelCore = 1, kUserCore = 2;
 constexpr uint64_t kFileBytes = 64 * 1024, kPage = 4096;
 constexpr uint32_t kBmiDays = 30;  // m = 1 month
-constexpr sw::FcSystem kSystems[] = {sw::FcSystem::FlashCosmos, sw::FcSystem::ParaBit,
-                                     sw::FcSystem::Isp, sw::FcSystem::Osp};
 }  // namespace
 
 bool WillowScenario::prepare(PlatformConfig& cfg, std::string& why) {
@@ -98,7 +96,7 @@ void WillowScenario::bmi(host::HostCore& cpu) {
     const auto want = w.reference();
     for (uint8_t b : want) r.bmi_active += uint64_t(__builtin_popcount(b));
     for (int i = 0; i < 4; ++i) {
-        const sw::FcOutcome o = sw::run_workload(cpu, fc, w, stored, kSystems[i]);
+        const sw::FcOutcome o = sw::run_workload(cpu, fc, w, stored, sw::kFcSystems[i]);
         r.bmi_ns[i] = o.ns;
         r.bmi_right[i] = o.result == want && o.ones == r.bmi_active;
     }
@@ -190,7 +188,7 @@ bool WillowScenario::report(std::ostream& out, core::StatsRegistry& stats) const
         << kBmiDays << " days: " << result_.bmi_active << "\n";
     bool right = true;
     for (int i = 0; i < 4; ++i) {
-        const char* sys = sw::fc_system_name(kSystems[i]);
+        const char* sys = sw::fc_system_name(sw::kFcSystems[i]);
         std::snprintf(line, sizeof line, "  %-14s %10.1f us  %6.1fx over OSP  %s\n", sys,
                       result_.bmi_ns[i] * 1e-3, result_.bmi_ns[3] / result_.bmi_ns[i],
                       result_.bmi_right[i] ? "correct" : "WRONG");

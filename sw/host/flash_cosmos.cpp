@@ -84,6 +84,14 @@ uint8_t FlashCosmos::fw_group(uint32_t group, uint32_t row) {
     return id;
 }
 
+std::vector<uint8_t> FlashCosmos::read_request(uint8_t code, size_t n, const Piece& p) const {
+    std::vector<uint8_t> b;
+    put(b, fc_read_args{code, uint8_t(n), uint8_t(p.unit), uint8_t(g_.wordlines),
+                        uint8_t(p.unit / g_.planes), uint8_t(p.unit % g_.planes), uint16_t(p.bytes),
+                        0});
+    return b;
+}
+
 void FlashCosmos::run(const std::vector<Piece>& ps, uint16_t handler,
                       const std::vector<std::vector<uint8_t>>& payloads, std::vector<uint8_t>* out,
                       const std::string& what) {
@@ -207,10 +215,7 @@ std::vector<uint8_t> FlashCosmos::read(FcOp op, const std::vector<Operand>& oper
     const auto ps = pieces(operands[0].bytes);
     std::vector<std::vector<uint8_t>> payloads;
     for (const Piece& p : ps) {
-        std::vector<uint8_t> b;
-        put(b, fc_read_args{code, uint8_t(operands.size()), uint8_t(p.unit), uint8_t(g_.wordlines),
-                            uint8_t(p.unit / g_.planes), uint8_t(p.unit % g_.planes),
-                            uint16_t(p.bytes), 0});
+        std::vector<uint8_t> b = read_request(code, operands.size(), p);
         for (size_t i = 0; i < operands.size(); ++i) {
             const uint8_t term = own_terms                                       ? uint8_t(i)
                                  : op == FcOp::AndOr && i + 1 == operands.size() ? 1
@@ -234,10 +239,7 @@ std::vector<uint8_t> FlashCosmos::osp(FcOp op, const std::vector<Operand>& opera
     for (const Operand& o : operands) {
         std::vector<std::vector<uint8_t>> payloads;
         for (const Piece& p : ps) {
-            std::vector<uint8_t> b;
-            put(b, fc_read_args{FC_OP_READ, 1, uint8_t(p.unit), uint8_t(g_.wordlines),
-                                uint8_t(p.unit / g_.planes), uint8_t(p.unit % g_.planes),
-                                uint16_t(p.bytes), 0});
+            std::vector<uint8_t> b = read_request(FC_OP_READ, 1, p);
             put(b, fc_operand{fw_group(o.group, p.row), uint8_t(o.seq), 0, 0});
             payloads.push_back(std::move(b));
         }

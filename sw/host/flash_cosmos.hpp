@@ -37,6 +37,8 @@ struct FcGeometry {
 
 enum class FcOp { And, Or, Nand, Nor, Xor, Xnor, AndOr /* AND of all but the last, OR the last */ };
 enum class FcSystem { FlashCosmos, ParaBit, Isp, Osp };
+inline constexpr FcSystem kFcSystems[] = {FcSystem::FlashCosmos, FcSystem::ParaBit, FcSystem::Isp,
+                                          FcSystem::Osp};
 const char* fc_op_name(FcOp op);
 const char* fc_system_name(FcSystem s);
 
@@ -76,6 +78,8 @@ class FlashCosmos {
     };
     std::vector<Piece> pieces(uint64_t bytes) const;
     uint8_t fw_group(uint32_t group, uint32_t row);
+    // The FC_READ request of piece `p`: its arguments for `code` and `n` operands.
+    std::vector<uint8_t> read_request(uint8_t code, size_t n, const Piece& p) const;
     // One RPC per piece, at most one per SPU in flight; DATA requests land in `out`.
     void run(const std::vector<Piece>& ps, uint16_t handler,
              const std::vector<std::vector<uint8_t>>& payloads, std::vector<uint8_t>* out,

@@ -61,8 +61,6 @@ double now_us(host::HostCore& cpu) { return cpu.now().to_seconds() * 1e6; }
 
 // Three pieces (the last one short) on SPU 0 unit 0, SPU 1 unit 0, SPU 0 unit 1.
 constexpr size_t kBytes = 2 * 16384 + 1000;
-constexpr sw::FcSystem kSystems[] = {sw::FcSystem::FlashCosmos, sw::FcSystem::ParaBit,
-                                     sw::FcSystem::Isp, sw::FcSystem::Osp};
 
 TEST(FlashCosmos, EveryOperationOnEverySystemMatchesTheHost) {
     FcMachine m;
@@ -81,13 +79,13 @@ TEST(FlashCosmos, EveryOperationOnEverySystemMatchesTheHost) {
         using sw::FcSystem;
         // Operands as written: AND and NAND by intra-block sensing, OR sensing by sensing.
         for (FcOp op : {FcOp::And, FcOp::Or, FcOp::Nand, FcOp::Xor, FcOp::Xnor, FcOp::AndOr})
-            for (FcSystem s : kSystems)
+            for (FcSystem s : sw::kFcSystems)
                 EXPECT_EQ(fc.read(op, p, s), sw::FlashCosmos::reference(op, plain))
                     << sw::fc_op_name(op) << " on " << sw::fc_system_name(s);
         // Operands written inverted: NOR is the AND of what the flash holds, OR and NAND are
         // inverse sensings (De Morgan).
         for (FcOp op : {FcOp::Nor, FcOp::Or, FcOp::Nand, FcOp::Xor, FcOp::Xnor})
-            for (FcSystem s : kSystems)
+            for (FcSystem s : sw::kFcSystems)
                 EXPECT_EQ(fc.read(op, n, s), sw::FlashCosmos::reference(op, inv))
                     << sw::fc_op_name(op) << " of inverted operands on " << sw::fc_system_name(s);
         // Mixed: an operand as written and one inverted, in different blocks.
@@ -170,8 +168,9 @@ TEST(FlashCosmos, BmiImsKcsAgreeOnTheFourSystems) {
             const auto want = w.reference();
             double ns[4] = {};
             for (int s = 0; s < 4; ++s) {
-                const auto o = sw::run_workload(cpu, fc, w, stored, kSystems[s]);
-                EXPECT_EQ(o.result, want) << w.name << " on " << sw::fc_system_name(kSystems[s]);
+                const auto o = sw::run_workload(cpu, fc, w, stored, sw::kFcSystems[s]);
+                EXPECT_EQ(o.result, want)
+                    << w.name << " on " << sw::fc_system_name(sw::kFcSystems[s]);
                 if (w.bitcount) {
                     uint64_t ones = 0;
                     for (uint8_t b : want) ones += uint64_t(__builtin_popcount(b));
