@@ -1,6 +1,7 @@
 #include "platform/willow_stack.hpp"
 
 #include "core/error.hpp"
+#include "sw/firmware/apps/atomic_writes_abi.h"
 #include "sw/firmware/apps/block_io_abi.h"
 #include "sw/firmware/apps/flash_cosmos_abi.h"
 #include "sw/firmware/apps/kv_abi.h"
@@ -71,8 +72,11 @@ void WillowStack::start_kernel(unsigned core) {
                 apps.install(cfg.firmware_dir + "/app_flash_cosmos.elf", cfg.flash_cosmos_app,
                              kFlashCosmosSlot);
             apps.install(cfg.firmware_dir + "/app_kv.elf", cfg.kv_app, kKvSlot);
-            setup_kv(apps);
-            fs.format(cpu, (spu_store_bytes() - cfg.kv_bytes) * kernel.spus(), cfg.fs_inodes);
+            apps.install(cfg.firmware_dir + "/app_atomic_writes.elf", cfg.atomic_writes_app,
+                         kAtomicWritesSlot);
+            setup_regions(apps);
+            fs.format(cpu, (spu_store_bytes() - cfg.kv_bytes - cfg.aw_bytes) * kernel.spus(),
+                      cfg.fs_inodes);
         } catch (...) {
             failed_ = true;  // the programs waiting in wait_ready hear of it
             throw;
@@ -120,25 +124,57 @@ uint32_t WillowStack::kv_base(uint32_t spu) const {
     return uint32_t(spu * kernel.geometry().bank_bytes + spu_store_bytes() - cfg.kv_bytes);
 }
 
-// KV_SETUP on every SPU: the table kept from before (a mounted store), else a fresh one.
-void WillowStack::setup_kv(sw::WillowApps& apps) {
-    if (cfg.kv_bytes % BLOCK_IO_STRIPE_BYTES || cfg.kv_bytes >= spu_store_bytes())
-        throw host::HostFault("Willow stack: a Key-Value region of " +
-                              std::to_string(cfg.kv_bytes) + " B in a store of " +
+void WillowStack::setup_regions(sw::WillowApps& apps) {
+    if (cfg.kv_bytes % BLOCK_IO_STRIPE_BYTES || cfg.aw_bytes % BLOCK_IO_STRIPE_BYTES ||
+        uint64_t(cfg.kv_bytes) + cfg.aw_bytes >= spu_store_bytes())
+        throw host::HostFault("Willow stack: Key-Value and Atomic-Writes regions of " +
+                              std::to_string(cfg.kv_bytes) + " and " +
+                              std::to_string(cfg.aw_bytes) + " B in a store of " +
                               std::to_string(spu_store_bytes()) +
-                              " B per SPU (a whole number of 8 KiB stripes, less than the store)");
-    for (uint32_t s = 0; s < kernel.spus(); ++s) {
-        kv_setup_args a{kv_base(s), cfg.kv_bytes, cfg.kv_buckets, 0};
-        const uint16_t id = SPU_OS_RPC_ID(cfg.kv_app, KV_SETUP);
-        uint32_t r = apps.hre().call(uint8_t(s), id, &a, sizeof a).result;
-        if (r == KV_E_STATE) {
-            a.format = 1;
-            r = apps.hre().call(uint8_t(s), id, &a, sizeof a).result;
+                              " B per SPU (whole numbers of 8 KiB stripes, less than the store)");
+    const uint32_t spus = kernel.spus();
+    // SETUP without formatting; when the app finds no region there (`none`), with.
+    auto each = [&](const char* what, uint32_t app, uint32_t none, auto name, auto args) {
+        for (uint32_t s = 0; s < spus; ++s)
+            for (uint32_t format = 0;; ++format) {
+                const auto a = args(s, format);
+                const uint32_t r =
+                    apps.hre().call(uint8_t(s), SPU_OS_RPC_ID(app, 0), &a, sizeof a).result;
+                if (r == none && format == 0) continue;
+                if (r != 0)
+                    throw host::HostFault("Willow stack: " + std::string(what) + " on SPU " +
+                                          std::to_string(s) + " failed: " + name(r));
+                break;
+            }
+    };
+    each("KV_SETUP", cfg.kv_app, KV_E_STATE, sw::spu_os_result_name,
+         [&](uint32_t s, uint32_t format) {
+             return kv_setup_args{kv_base(s), cfg.kv_bytes, cfg.kv_buckets, format};
+         });
+    each("AW_SETUP", cfg.atomic_writes_app, AW_E_STATE, sw::atomic_writes_result_name,
+         [&](uint32_t s, uint32_t format) {
+             return aw_setup_args{aw_base(s), cfg.aw_bytes, s, spus, format};
+         });
+    // Committed transactions are finished everywhere before the rest are dropped.
+    for (uint32_t phase = 1; phase <= 2; ++phase)
+        for (uint32_t s = 0; s < spus; ++s) {
+            const aw_recover_args a{phase};
+            const uint16_t id = SPU_OS_RPC_ID(cfg.atomic_writes_app, AW_RECOVER);
+            const uint32_t r = apps.hre().call(uint8_t(s), id, &a, sizeof a).result;
+            if (r != AW_OK)
+                throw host::HostFault("Willow stack: AW_RECOVER phase " + std::to_string(phase) +
+                                      " on SPU " + std::to_string(s) +
+                                      " failed: " + sw::atomic_writes_result_name(r));
         }
-        if (r != KV_OK)
-            throw host::HostFault("Willow stack: KV_SETUP on SPU " + std::to_string(s) +
-                                  " failed: " + sw::spu_os_result_name(r));
-    }
+}
+
+std::unique_ptr<sw::AtomicWrites> WillowStack::atomic_writes(host::HostCore& cpu,
+                                                             sw::DirectIo& dio) {
+    sw::WillowApps& apps = *kernel.on(cpu).apps;
+    const uint32_t pid = cpu.process().pid;
+    for (uint32_t s = 0; s < kernel.spus(); ++s)
+        apps.grant(pid, aw_base(s), cfg.aw_bytes, SPU_OS_PERM_READ | SPU_OS_PERM_WRITE, {s});
+    return std::make_unique<sw::AtomicWrites>(dio, cfg.atomic_writes_app);
 }
 
 std::unique_ptr<sw::KvStore> WillowStack::key_value(host::HostCore& cpu) {

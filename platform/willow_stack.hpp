@@ -14,6 +14,7 @@
 #include <string>
 
 #include "platform/platform.hpp"
+#include "sw/host/atomic_writes.hpp"
 #include "sw/host/direct_io.hpp"
 #include "sw/host/flash_cosmos.hpp"
 #include "sw/host/kernel_hres.hpp"
@@ -35,6 +36,10 @@ struct WillowStackConfig {
     uint32_t kv_app = 4;
     uint32_t kv_bytes = 4 << 20;  // assumed
     uint32_t kv_buckets = 1024;   // assumed
+    // Atomic-Writes (app_atomic_writes.elf): its redo logs take the aw_bytes below the Key-Value
+    // region of every SPU's store.
+    uint32_t atomic_writes_app = 5;
+    uint32_t aw_bytes = 1 << 20;  // assumed: 6 logs of 168 KiB per SPU
     uint32_t fs_inodes = 64;
     sw::WillowFsConfig fs;
     sw::DirectIoModuleConfig module;
@@ -47,7 +52,8 @@ struct WillowStackConfig {
 class WillowStack {
   public:
     // The slots the apps are linked for (sw/firmware/CMakeLists.txt).
-    static constexpr uint32_t kBaseIoSlot = 2, kDirectIoSlot = 3, kFlashCosmosSlot = 1, kKvSlot = 0;
+    static constexpr uint32_t kBaseIoSlot = 2, kDirectIoSlot = 3, kFlashCosmosSlot = 1, kKvSlot = 0,
+                              kAtomicWritesSlot = 4;
 
     WillowStack(Platform& platform, WillowStackConfig cfg);
 
@@ -75,6 +81,9 @@ class WillowStack {
     // A user process's Key-Value store (a system call: the kernel grants the calling process the
     // table's regions on every SPU, then the library works on an HRE of the process's own).
     std::unique_ptr<sw::KvStore> key_value(host::HostCore& cpu);
+    // A user process's Atomic-Writes library over the files its libDirectIO opens (a system
+    // call: the kernel grants the process the log regions on every SPU).
+    std::unique_ptr<sw::AtomicWrites> atomic_writes(host::HostCore& cpu, sw::DirectIo& dio);
     // Whether the kernel installs the Flash-Cosmos app, and the geometry its library needs.
     bool has_flash_cosmos() const;
     sw::FcGeometry flash_cosmos_geometry() const;
@@ -96,7 +105,10 @@ class WillowStack {
     // Bytes of each SPU's store (the striping's rows) and where its Key-Value region starts.
     uint64_t spu_store_bytes() const;
     uint32_t kv_base(uint32_t spu) const;
-    void setup_kv(sw::WillowApps& apps);
+    uint32_t aw_base(uint32_t spu) const { return kv_base(spu) - cfg.aw_bytes; }
+    // The regions of the Key-Value and Atomic-Writes apps: what the store kept (after a reboot,
+    // the logs recovered), else fresh ones.
+    void setup_regions(sw::WillowApps& apps);
 
     bool ready_ = false, stop_ = false, failed_ = false;
 };

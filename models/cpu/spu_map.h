@@ -6,7 +6,7 @@
 #define CANOPY_SPU_MAP_H
 
 #define SPU_IMEM_BASE 0x00000000u
-#define SPU_IMEM_SIZE 0x0000C000u /* 48 KiB (Willow: 32 KiB; ours also holds the FTL) */
+#define SPU_IMEM_SIZE 0x0000E000u /* 56 KiB (Willow: 32 KiB; ours also holds the FTL and 6 app slots) */
 #define SPU_DMEM_BASE 0x00010000u
 #define SPU_DMEM_SIZE 0x0000C000u /* 48 KiB (Willow: 32 KiB) */
 

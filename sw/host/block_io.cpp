@@ -13,6 +13,7 @@
 #include "ssd/hre_queue.h"
 #include "sw/firmware/apps/block_io_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
+#include "sw/host/payload.hpp"
 #include "sw/host/willow_apps.hpp"
 
 namespace canopy::sw {
@@ -40,11 +41,6 @@ std::string status_name(uint32_t s) {
 }
 
 // Little-endian words (the ABI's structs are plain uint32_t fields on both sides).
-template <class T>
-void put(std::vector<uint8_t>& b, const T& v) {
-    const auto* p = reinterpret_cast<const uint8_t*>(&v);
-    b.insert(b.end(), p, p + sizeof v);
-}
 
 }  // namespace
 

@@ -7,18 +7,12 @@
 #include "ssd/hre_queue.h"
 #include "sw/firmware/apps/flash_cosmos_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
+#include "sw/host/payload.hpp"
 #include "sw/host/willow_apps.hpp"
 
 namespace canopy::sw {
 
 namespace {
-
-template <class T>
-void put(std::vector<uint8_t>& b, const T& v) {
-    const size_t at = b.size();
-    b.resize(at + sizeof v);
-    std::memcpy(b.data() + at, &v, sizeof v);
-}
 
 std::string result_name(uint32_t r) {
     switch (r) {

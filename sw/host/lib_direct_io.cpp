@@ -61,13 +61,34 @@ uint64_t DirectIo::pread(int fd, void* buf, uint64_t bytes, uint64_t offset) {
                           });
 }
 
-uint64_t DirectIo::pwrite(int fd, const void* buf, uint64_t bytes, uint64_t offset) {
-    const File& f = file(fd, SPU_OS_PERM_WRITE);
+void DirectIo::check_write(const File& f, uint64_t bytes, uint64_t offset) const {
     if (offset + bytes > f.opened.size)
         throw host::HostFault("libDirectIO: a write of " + std::to_string(bytes) + " B at " +
                               std::to_string(offset) + " reaches past the file's " +
                               std::to_string(f.opened.size) +
                               " B; Direct-IO does not grow files (use the file system)");
+}
+
+std::vector<DirectIo::Piece> DirectIo::locate(int fd, uint64_t offset, uint64_t bytes,
+                                              uint32_t rights) {
+    const File& f = file(fd, rights);
+    check_write(f, bytes, offset);
+    std::vector<Piece> out;
+    const BlockGeometry& g = io_->geometry();
+    for_each_piece(f.opened.extents, offset, bytes, [&](uint64_t dev, uint64_t at, uint64_t len) {
+        for (uint64_t done = 0; done < len;) {
+            const BlockGeometry::Location l = g.locate(dev + done);
+            const uint32_t n = uint32_t(std::min<uint64_t>(l.bytes, len - done));
+            out.push_back(Piece{l.spu, l.nvm, n, at + done});
+            done += n;
+        }
+    });
+    return out;
+}
+
+uint64_t DirectIo::pwrite(int fd, const void* buf, uint64_t bytes, uint64_t offset) {
+    const File& f = file(fd, SPU_OS_PERM_WRITE);
+    check_write(f, bytes, offset);
     const auto* src = static_cast<const uint8_t*>(buf);
     return for_each_piece(f.opened.extents, offset, bytes,
                           [&](uint64_t dev, uint64_t at, uint64_t len) {

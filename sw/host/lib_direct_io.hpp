@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sw/host/direct_io.hpp"
 
@@ -48,6 +49,16 @@ class DirectIo {
     uint64_t lseek(int fd, uint64_t offset);  // SEEK_SET; no system call
     void close(int fd);
 
+    // Where file range [offset, offset + bytes) of fd lies, in file order: one piece per stripe
+    // unit it touches (`at`: the piece's offset from `offset`). For libraries on this one's HRE
+    // that move file data with other SSD Apps (Atomic-Writes). Throws HostFault as pwrite does
+    // for a range past the end of the file, or a fd not open with `rights`.
+    struct Piece {
+        uint32_t spu = 0, nvm = 0, bytes = 0;
+        uint64_t at = 0;
+    };
+    std::vector<Piece> locate(int fd, uint64_t offset, uint64_t bytes, uint32_t rights);
+
     uint64_t size(int fd);                         // the size the module reported at open
     uint64_t retried() const { return retried_; }  // transfers retried after a miss
     Hre& hre() { return *hre_; }
@@ -58,6 +69,7 @@ class DirectIo {
         uint64_t position = 0;
     };
     File& file(int fd, uint32_t rights);
+    void check_write(const File& f, uint64_t bytes, uint64_t offset) const;
     // `transfer` once, and again after pauses while SPU-OS reports a permission miss.
     template <class F>
     void with_retries(F transfer);

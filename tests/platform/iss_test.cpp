@@ -6,12 +6,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+
 #include "canopy_process.hpp"
+#include "cpu/spu_map.h"
 
 using namespace canopy_test;
 using nlohmann::json;
 
 namespace {
+
+std::string hex32(uint32_t v) {
+    char b[16];
+    std::snprintf(b, sizeof b, "0x%08x", v);
+    return b;
+}
 
 // Exit status 2, one line on stderr that contains every `parts`.
 void expect_input_error(const Run& r, std::initializer_list<std::string> parts) {
@@ -71,7 +80,7 @@ TEST(PlatformIss, ExitCodeIsTheProgramsAndOutputsAreDeterministic) {
     auto a = scratch("iss-exit-a"), b = scratch("iss-exit-b");
     auto ra = iss("--quiet --trace --elf " + firmware("gdb_target"), a);
     auto rb = iss("--quiet --trace --vcd " + firmware("gdb_target"), b);  // positional ELF
-    EXPECT_EQ(ra.status, 15) << ra.err;  // 1 + 2 + 3 + 4 + 5
+    EXPECT_EQ(ra.status, 15) << ra.err;                                   // 1 + 2 + 3 + 4 + 5
     EXPECT_EQ(rb.status, 15) << rb.err;
     EXPECT_EQ(ra.out, "cpu: counter=15\n");  // --quiet: the program's output only
     EXPECT_EQ(ra.err, "");
@@ -138,9 +147,11 @@ TEST(PlatformIss, ToHostEndsRiscvTestStylePrograms) {
     auto fail = iss("--quiet --elf " + firmware("tohost_fail"), d);
     EXPECT_EQ(fail.status, 5) << fail.err;  // the failing test's number
     // Without the RAM the program is linked for, it does not load.
-    expect_input_error(iss("--set iss.ram_size_mib=0 --elf " + firmware("tohost_pass"), d),
-                       {firmware("tohost_pass"), "segment [0x80000000", "outside memory",
-                        "imem [0x00000000, 0x0000c000)", "dmem [0x00010000, 0x0001c000)"});
+    expect_input_error(
+        iss("--set iss.ram_size_mib=0 --elf " + firmware("tohost_pass"), d),
+        {firmware("tohost_pass"), "segment [0x80000000", "outside memory",
+         "imem [0x00000000, " + hex32(SPU_IMEM_SIZE) + ")",
+         "dmem [" + hex32(SPU_DMEM_BASE) + ", " + hex32(SPU_DMEM_BASE + SPU_DMEM_SIZE) + ")"});
     // RAM moved elsewhere: the same.
     expect_input_error(iss("--set iss.ram_base=0x40000000 --elf " + firmware("tohost_pass"), d),
                        {"outside memory", "ram [0x40000000, 0x44000000)"});

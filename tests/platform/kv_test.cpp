@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "platform/willow_stack.hpp"
+#include "sw/firmware/apps/kv_abi.h"
+#include "sw/firmware/spu_os/spu_os_abi.h"
 #include "tests/platform/willow_machine.hpp"
 
 namespace canopy::platform {
@@ -127,6 +129,13 @@ TEST(KeyValue, RefusalsNameTheProblem) {
         for (unsigned i = 0; i < 40 && full.empty(); ++i)
             full = refusal([&] { kv->put("big" + std::to_string(i), value_of(i, 8192)); });
         EXPECT_NE(full.find("KV_E_FULL"), std::string::npos) << full;
+        // A process may not set the table up (here: format it away); the table stays.
+        sw::Hre own(cpu, m.stack->driver.open(cpu));
+        const kv_setup_args wipe{0, 64 << 10, 16, 1};
+        for (uint8_t s = 0; s < kSpus; ++s)
+            EXPECT_EQ(own.call(s, SPU_OS_RPC_ID(m.stack->cfg.kv_app, KV_SETUP), &wipe, sizeof wipe)
+                          .result,
+                      SPU_OS_E_KERNEL_ONLY);
         // What was stored before stays readable.
         EXPECT_EQ(kv->get("big0"), value_of(0, 8192));
     });

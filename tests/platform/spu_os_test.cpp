@@ -67,7 +67,7 @@ TEST(SpuOs, InstalledAppServesRpcsInUserMode) {
         for (size_t i = 0; i < payload.size(); ++i) payload[i] = uint8_t(i * 13 + 1);
         EXPECT_EQ(host.call(1, kStoreApp, 0, payload, kUserHre), checksum(payload));
         EXPECT_EQ(host.call(1, kStoreApp, 4, Words{}, kUserHre), SPU_OS_E_NO_RESPONSE);
-        EXPECT_EQ(host.call(1, kStoreApp, 12, Words{}, kUserHre), SPU_OS_E_NO_HANDLER);
+        EXPECT_EQ(host.call(1, kStoreApp, 13, Words{}, kUserHre), SPU_OS_E_NO_HANDLER);
         EXPECT_EQ(host.call(1, kStoreApp, 8, Words{}, kUserHre), SPU_OS_OK);
         // Every bad pointer was refused, and SPU-OS still answers.
         EXPECT_EQ(host.call(1, kStoreApp, 3, Words{}, kUserHre), 0xfu);
@@ -190,6 +190,22 @@ TEST(SpuOs, NvmAccessNeedsAPermissionTheKernelGrants) {
         // The kernel itself may access everything.
         EXPECT_EQ(host.call(0, kStoreApp, 2, load, kKernelHre), checksum(data));
         EXPECT_EQ(host.notices(4).size(), 4u);
+
+        // NVM_COPY needs read rights on the source and write rights on the destination; with
+        // 0 bytes it only checks them.
+        auto copy = [&](uint32_t dst, uint32_t src, uint32_t n) {
+            return host.call(0, kStoreApp, 12, Words{dst, src, n}, kUserHre);
+        };
+        EXPECT_EQ(copy(addr + 1024, addr, 64), SPU_OS_OK);
+        ssd.dram.read(addr + 1024, got.data(), got.size());
+        EXPECT_EQ(got, data);
+        EXPECT_EQ(copy(other, addr, 64), SPU_OS_E_PERMISSION);               // other is read-only
+        EXPECT_EQ(copy(addr + 2048, other + 4096, 4), SPU_OS_E_PERMISSION);  // beyond its entry
+        EXPECT_EQ(copy(addr + 2048, other, 8), SPU_OS_OK);
+        EXPECT_EQ(copy(other, addr, 0), SPU_OS_E_PERMISSION);
+        EXPECT_EQ(copy(addr, other, 0), SPU_OS_OK);
+        EXPECT_EQ(copy(addr + 4096, addr, 0), SPU_OS_E_PERMISSION);
+        EXPECT_EQ(host.notices(7).size(), 7u);
 
         // Revoked: refused again; a user cannot grant itself the permission.
         EXPECT_EQ(host.kernel(0, SPU_OS_RPC_PERM_REMOVE, {kProcess, addr}), SPU_OS_OK);

@@ -79,8 +79,11 @@ static uint32_t arguments(const struct spu_rpc_header* h, int with_value) {
 static void setup(const struct spu_rpc_header* h) {
     struct kv_setup_args s = {0, 0, 0, 0};
     struct kv_header hd = {0, 0, 0, 0};
-    uint32_t r = SPU_OS_PROCESS(h->origin) ? SPU_OS_E_KERNEL_ONLY : KV_OK;
-    if (!r && h->length != sizeof s) r = KV_E_ARGS;
+    if (SPU_OS_PROCESS(h->origin)) { /* and the table stays as it is */
+        rpc_send_response(SPU_OS_E_KERNEL_ONLY);
+        return;
+    }
+    uint32_t r = h->length != sizeof s ? KV_E_ARGS : KV_OK;
     if (!r) r = rpc_receive_bytes(&s, sizeof s);
     if (!r && (s.buckets == 0 || (s.base & 3) || s.bytes / 4 <= s.buckets + 8)) r = KV_E_ARGS;
     kv.ready = 0;

@@ -1,7 +1,8 @@
 /* A test SSD App exercising SPU-OS's RPC interface (Willow Section 3.1 "RPC interface", Figure
  * 3's read handler): echo, NVM write and read through the permission check, a bad pointer, a
  * handler that forgets to respond, the dispatch cost, a synchronous RPC to another SPU, and a call
- * into another app, a slow handler, and a probe of the in-flash computing call (SPU_SYS_FC).
+ * into another app, a slow handler, a probe of the in-flash computing call (SPU_SYS_FC), and an
+ * NVM-to-NVM copy.
  * Handlers respond with a result the host test checks. */
 #include "spu_app.h"
 
@@ -136,5 +137,13 @@ static void fc_probe(const struct spu_rpc_header* h) {
     rpc_send_response(r ? r : 0x80000000u | c.block);
 }
 
+/* 12: {dst, src, n} -> NVM_COPY's result. */
+static void copy(const struct spu_rpc_header* h) {
+    (void)h;
+    uint32_t r = rpc_receive_bytes(args, 12);
+    if (!r) r = nvm_copy(args[0], args[1], args[2]);
+    rpc_send_response(r);
+}
+
 SPU_APP(SPU_HANDLERS(echo, store, load, bad_pointer, forgetful, dispatch_cost, forward, call, hello,
-                     ask_host, slow_echo, fc_probe));
+                     ask_host, slow_echo, fc_probe, copy));

@@ -260,12 +260,16 @@ uint32_t nvm_attach(void) {
     return SPU_OS_OK;
 }
 
+static int in_store(uint32_t addr, uint32_t n) {
+    return addr >= st.nvm_base && (uint64_t)(addr - st.nvm_base) + n <= st.bytes;
+}
+
 uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t n, int to_nvm) {
     st.waited = 0;
     if (!st.attached)
         return to_nvm ? spu_os_dma(other, ptr, SPU_PORT_DRAM, addr, n)
                       : spu_os_dma(SPU_PORT_DRAM, addr, other, ptr, n);
-    if (addr < st.nvm_base || (uint64_t)(addr - st.nvm_base) + n > st.bytes) return SPU_OS_E_RANGE;
+    if (!in_store(addr, n)) return SPU_OS_E_RANGE;
     uint32_t rel = addr - st.nvm_base;
     while (n) {
         const uint32_t lpn = rel / st.page_bytes, off = rel % st.page_bytes;
@@ -284,6 +288,26 @@ uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t
         n -= len;
     }
     return SPU_OS_OK;
+}
+
+uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
+    st.waited = 0;
+    if (!st.attached) return spu_os_dma(SPU_PORT_DRAM, src, SPU_PORT_DRAM, dst, n);
+    if (!in_store(dst, n) || !in_store(src, n)) return SPU_OS_E_RANGE;
+    uint32_t s = src - st.nvm_base, d = dst - st.nvm_base, r = SPU_OS_OK;
+    while (n && r == SPU_OS_OK) {
+        /* A piece within one page at both ends: one read and one program. */
+        uint32_t len = st.page_bytes - s % st.page_bytes;
+        if (len > st.page_bytes - d % st.page_bytes) len = st.page_bytes - d % st.page_bytes;
+        if (len > n) len = n;
+        r = result_of(ftl_read(&ftl, s / st.page_bytes, st.staging, s % st.page_bytes, len));
+        if (r == SPU_OS_OK)
+            r = result_of(ftl_write(&ftl, d / st.page_bytes, st.staging, d % st.page_bytes, len));
+        s += len;
+        d += len;
+        n -= len;
+    }
+    return r;
 }
 
 int nvm_waited(void) { return st.waited; }

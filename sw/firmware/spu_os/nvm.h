@@ -15,6 +15,9 @@ uint32_t nvm_attach(void);
 /* Moves n bytes between NVM address addr and `other` (DMEM at ptr, or the network interface);
  * the permission check is done. SPU_OS_OK or an SPU_OS_E_* code. */
 uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t n, int to_nvm);
+/* Copies n bytes from NVM address src to dst (both checked by the caller); SPU_OS_OK or an
+ * SPU_OS_E_* code. */
+uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n);
 /* SPU_SYS_FC: in-flash computing op `op` (SPU_FC_*) described by *a, moving n bytes between
  * the network interface and the flash; SPU_OS_OK or an SPU_OS_E_* code. */
 uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n);

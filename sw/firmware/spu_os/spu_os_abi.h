@@ -15,11 +15,11 @@
  * IMEM: SPU-OS code at 0, then SPU_OS_SLOTS app code slots. DMEM: SPU-OS data (with the
  * permission table) and stack, then the app data slots. The host kernel allocates slots
  * statically [Willow 3.1]: an app is linked for one slot (sw/firmware/apps/app.ld.in). */
-#define SPU_OS_IMEM_SIZE 0x6000u      /* SPU-OS code (with the FTL) and read-only data: 24 KiB */
+#define SPU_OS_IMEM_SIZE 0x6400u      /* SPU-OS code (with the FTL) and read-only data: 25 KiB */
 #define SPU_OS_DMEM_SIZE 0x6000u      /* SPU-OS data, permission table and stack: 24 KiB */
 #define SPU_OS_STACK_SIZE 0x800u      /* of which the stack: 2 KiB */
-#define SPU_OS_SLOTS 4u               /* app slots */
-#define SPU_OS_CODE_SLOT_BASE 0x6000u /* slot k's code: BASE + k * SIZE */
+#define SPU_OS_SLOTS 6u               /* app slots */
+#define SPU_OS_CODE_SLOT_BASE 0x6400u /* slot k's code: BASE + k * SIZE */
 #define SPU_OS_CODE_SLOT_SIZE 0x1400u /* 5 KiB */
 #define SPU_OS_DATA_SLOT_BASE 0x16000u
 #define SPU_OS_DATA_SLOT_SIZE 0x1000u /* 4 KiB: data, bss, stack, request header */
@@ -78,7 +78,8 @@
 #define SPU_SYS_START_REQUEST 3  /* RPCStartRequest(node, dst_hre, rpc_id, length) */
 #define SPU_SYS_APPEND 4         /* RPCAppendRequest(ptr, n): app data -> open request */
 #define SPU_SYS_FINISH 5         /* RPCFinishRequest() */
-#define SPU_SYS_NVM_READ 6       /* (nvm_addr, ptr, n): SSD memory -> app data */
+#define SPU_SYS_NVM_READ 6       /* (nvm_addr, ptr, n): SSD memory -> app data; n = 0: the \
+                                  * rights check alone (as for 7-9) */
 #define SPU_SYS_NVM_WRITE 7      /* (nvm_addr, ptr, n): app data -> SSD memory */
 #define SPU_SYS_NVM_TO_REQUEST 8 /* (nvm_addr, n): SSD memory -> open request (bulk read) */
 #define SPU_SYS_RECEIVE_TO_NVM 9 /* (nvm_addr, n): payload -> SSD memory (bulk write) */
@@ -89,7 +90,8 @@
                          * payload is dropped */
 #define SPU_SYS_CALL 12 /* (app_id, function, arg): inter-app call; returns its a0 */
 #define SPU_SYS_FC 13   /* (SPU_FC_* op, struct spu_fc_cmd*, bytes): in-flash computing */
-#define SPU_SYS_COUNT 14
+#define SPU_SYS_NVM_COPY 14 /* (dst, src, n): NVM -> NVM (read rights on src, write on dst) */
+#define SPU_SYS_COUNT 15
 
 /* --- Kernel RPCs: app 0, handler below; all but PING need an origin HRE of the kernel ------
  * Payloads are little-endian uint32_t words. */

@@ -188,10 +188,12 @@ static int nvm_allowed(uint32_t addr, uint32_t n, uint32_t rights) {
 /* A transfer between the SSD memory and app data or the network interface. */
 static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum spu_port other) {
     if (other == SPU_PORT_DMEM && !user_buffer(ptr, n)) return SPU_OS_E_BAD_POINTER;
-    if (n == 0) return SPU_OS_OK;
-    if (!nvm_allowed(addr, n, to_nvm ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ))
+    /* A transfer of 0 bytes only checks the rights (on the byte at addr). */
+    if (!nvm_allowed(addr, n ? n : 1, to_nvm ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ))
         return SPU_OS_E_PERMISSION;
-    const uint32_t r = nvm_transfer(addr, other, ptr, n, to_nvm);
+    if (n == 0) return SPU_OS_OK;
+    const uint32_t r =
+        other == SPU_PORT_DRAM ? nvm_copy(addr, ptr, n) : nvm_transfer(addr, other, ptr, n, to_nvm);
     /* The watchdog budgets the handler's own time, not the flash's (GC may take milliseconds). */
     if (nvm_waited()) arm_watchdog();
     return r;
@@ -334,6 +336,10 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
             break;
         case SPU_SYS_RECEIVE_TO_NVM:
             r = nvm(a0, 0, a1, 1, SPU_PORT_NI_RX);
+            break;
+        case SPU_SYS_NVM_COPY:
+            r = nvm_allowed(a1, a2 ? a2 : 1, SPU_OS_PERM_READ) ? nvm(a0, a1, a2, 1, SPU_PORT_DRAM)
+                                                               : SPU_OS_E_PERMISSION;
             break;
         case SPU_SYS_PUTS:
             if ((r = user_buffer(a0, a1) ? SPU_OS_OK : SPU_OS_E_BAD_POINTER) == SPU_OS_OK)
