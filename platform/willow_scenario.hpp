@@ -42,12 +42,19 @@ class WillowScenario {
         bool kv_ran = false;
         uint64_t kv_pairs = 0, kv_right = 0;
         double kv_put_ns = 0, kv_get_ns = 0;
+        // The atomic transfers: committed and aborted transactions, whether every balance is
+        // what they make it, mean times of a LOGWRITE and of a COMMIT across SPUs.
+        bool aw_ran = false, aw_right = false;
+        uint64_t aw_commits = 0, aw_aborts = 0;
+        double aw_log_ns = 0, aw_commit_ns = 0;
     };
 
   private:
     void bmi(host::HostCore& cpu);
     void key_value(host::HostCore& cpu);
-    bool report_kv(std::ostream& out, core::StatsRegistry& stats) const;
+    void transfers(host::HostCore& cpu);
+    // The key-value session's and the transfers' lines and statistics.
+    bool report_apps(std::ostream& out, core::StatsRegistry& stats) const;
 
     Platform& platform_;
     std::unique_ptr<WillowStack> stack_;

@@ -53,9 +53,9 @@ TEST(PlatformOutputs, RunWritesStatsWithScenarioCounts) {
               5 * s["modules"]["scenario"]["fc_time"].get<double>());
 }
 
-// With the store on the flash the Willow part ends with a BMI query on the four systems and a
-// key-value session.
-TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystemsAndAKeyValueSession) {
+// With the store on the flash the Willow part ends with a BMI query on the four systems, a
+// key-value session and atomic transfers.
+TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystemsAKeyValueSessionAndTransfers) {
     auto d = scratch("out-bmi");
     auto r = run_small(d);
     ASSERT_EQ(r.status, 0) << r.err;
@@ -73,6 +73,13 @@ TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystemsAndAKeyValueSession) {
     // On TLC flash a PUT programs pages (hundreds of us each), a GET only reads them.
     EXPECT_GT(w["kv_put"].get<double>(), 700e3);
     EXPECT_LT(w["kv_get"].get<double>(), w["kv_put"].get<double>());
+    // Eight transfers between accounts on two SPUs, one aborted. A COMMIT programs six pages one
+    // after another: the participant's PREPARE record, the coordinator's COMMITTED record, the
+    // two applied balances, the two freed records.
+    EXPECT_NE(r.out.find("Atomic-Writes: 8 transfers committed"), std::string::npos) << r.out;
+    EXPECT_EQ(w["aw_wrong"], 0);
+    EXPECT_GT(w["aw_commit"].get<double>(), 6 * 700e3);
+    EXPECT_GT(w["aw_logwrite"].get<double>(), 700e3);  // the data into the log: one program
 }
 
 TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
