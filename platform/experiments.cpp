@@ -15,6 +15,7 @@
 #include "platform/ftl_experiment.hpp"
 #include "platform/nand_experiments.hpp"
 #include "platform/pcie_experiments.hpp"
+#include "platform/willow_apps_experiment.hpp"
 #include "platform/willow_io.hpp"
 
 namespace canopy::platform {
@@ -74,6 +75,12 @@ const std::vector<Experiment>& experiments() {
          "4 KiB read IOPS, Direct-IO against Base-IO through the host file system (512 B reads "
          "and writes, 4 KiB read latency), and the 4 KiB read's time per part",
          quick_only(willow_io)},
+        {"willow-apps",
+         "Willow Sec. 4.3-4.5 (Figure 6): Atomic-Writes against a host write-ahead log "
+         "(TPC-B-like transactions per second, 1..6 threads; MARS up to 1.5x ARIES), and the "
+         "Key-Value app against a host key-value store over the file system (GET and PUT of "
+         "1 KiB), on the prototype's machine",
+         quick_only(willow_apps)},
         {"ftl",
          "the FTL (sw/firmware/ftl) on a channel's flash controller and 2 dies x 2 planes of "
          "TLC: write amplification (against the greedy-GC estimate, not a published value), mean "

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platform/isolated.hpp"
+#include "platform/willow_prototype.hpp"
 #include "platform/willow_stack.hpp"
 #include "sw/firmware/apps/block_io_abi.h"
 
@@ -31,71 +32,8 @@ constexpr uint64_t kStagger = 3 * kStripe;  // thread t starts 3t SPUs further
 
 std::string firmware_dir() { return ScenarioConfig::required_firmware_dir("willow-io"); }
 
-double now_ns(host::HostCore& cpu) { return cpu.now().to_seconds() * 1e9; }
-
-// The platform of Willow's prototype [Willow 3.2]: PCIe 1.1 x8 (2 GB/s each way), 8 SPUs. The
-// store is SSD memory, as the prototype's emulated PCM, or (`flash`) the NAND array behind each
-// SPU's FTL: 8 channels, one per SPU, of Flash-Cosmos's TLC dies (4 per channel here).
-struct IoMachine {
-    PlatformConfig cfg;
-    core::Services services;
-    std::unique_ptr<Platform> platform;
-    std::unique_ptr<WillowStack> stack;
-    explicit IoMachine(bool flash) {
-        cfg.pcie.generation = 1;
-        cfg.pcie.lanes = 8;
-        cfg.ssd.spus = 8;
-        cfg.nand.geometry.channels = flash ? cfg.ssd.spus : 1;
-        cfg.nand.geometry.dies_per_channel = flash ? 4 : 1;
-        cfg.nand.geometry.blocks_per_plane = 16;
-        cfg.ssd.store.flash = flash;
-        cfg.ssd.firmware = firmware_dir() + "/spu_os.elf";
-        platform = std::make_unique<Platform>(cfg, services);
-        WillowStackConfig sc;
-        sc.firmware_dir = firmware_dir();
-        stack = std::make_unique<WillowStack>(*platform, sc);
-        stack->start_kernel(0);
-    }
-    // Bytes per ns (GB/s) one direction of the link carries, encoding included.
-    double link_gbps() const { return 1.0 / cfg.pcie.ns_per_byte(); }
-    double stat(const std::string& module, const std::string& name) const {
-        const core::Stat* s = services.stats.find(module, name);
-        if (auto* c = dynamic_cast<const core::Counter*>(s)) return double(c->value());
-        if (auto* o = dynamic_cast<const core::Occupancy*>(s)) return o->busy_ns();
-        throw std::runtime_error("willow-io: no statistic " + module + "." + name);
-    }
-};
-
-// Host programs meeting between phases; a program that faulted never comes, so the others
-// give up too (with a fault of their own) instead of waiting for ever.
-struct Barrier {
-    unsigned parties;
-    const HostComplex& host;
-    unsigned arrived = 0, generation = 0;
-    void wait(host::HostCore& cpu) {
-        const unsigned g = generation;
-        if (++arrived == parties) {
-            arrived = 0;
-            ++generation;
-            return;
-        }
-        while (generation == g) {
-            if (!host.first_fault().empty())
-                throw host::HostFault("willow-io: another program faulted: " + host.first_fault());
-            cpu.compute_ns(100);
-        }
-    }
-};
-
-// Phase spans: the earliest start and the latest end over the threads.
-struct Span {
-    double start = 1e300, end = 0;
-    void add(double s, double e) { start = std::min(start, s), end = std::max(end, e); }
-    double ns() const { return end - start; }
-};
-
 json bandwidth_run(bool quick, bool flash) {
-    IoMachine m(flash);
+    PrototypeMachine m(flash, firmware_dir());
     const uint64_t per_thread = (quick ? 1 : 4) * kMiB;
     const uint64_t small_reads = quick ? 256 : 1024;  // per thread
     Barrier barrier{kThreads, m.platform->host};
@@ -151,7 +89,7 @@ json bandwidth_run(bool quick, bool flash) {
 // Small accesses from kThreads threads of one process, each in its own part of one file, each
 // thread one access at a time: throughput through the file system and through libDirectIO.
 json small_run(bool quick, bool flash) {
-    IoMachine m(flash);
+    PrototypeMachine m(flash, firmware_dir());
     const unsigned n = quick ? 16 : 64;  // accesses per thread and phase
     const uint64_t part = 8 * kStripe, bytes = 512;
     auto& proc = m.platform->host.kernel.create_process("user");
@@ -196,7 +134,7 @@ json small_run(bool quick, bool flash) {
 // One thread, one access at a time: mean latencies through the file system and Direct-IO, and
 // the busy time of each part of the machine during the 4 KiB reads.
 json latency_run(bool quick, bool flash) {
-    IoMachine m(flash);
+    PrototypeMachine m(flash, firmware_dir());
     const unsigned n = quick ? 16 : 64;
     const uint64_t file_bytes = 1 * kMiB;
     json out;

@@ -73,12 +73,13 @@ TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystemsAKeyValueSessionAndTrans
     // On TLC flash a PUT programs pages (hundreds of us each), a GET only reads them.
     EXPECT_GT(w["kv_put"].get<double>(), 700e3);
     EXPECT_LT(w["kv_get"].get<double>(), w["kv_put"].get<double>());
-    // Eight transfers between accounts on two SPUs, one aborted. A COMMIT programs six pages one
-    // after another: the participant's PREPARE record, the coordinator's COMMITTED record, the
-    // two applied balances, the two freed records.
+    // Eight transfers between accounts on two SPUs, one aborted. A COMMIT programs at least five
+    // pages one after another: the participant's PREPARE record, the coordinator's COMMITTED
+    // record, the participant's applied balance and freed record (while the coordinator applies
+    // its own on its channel), the coordinator's freed record.
     EXPECT_NE(r.out.find("Atomic-Writes: 8 transfers committed"), std::string::npos) << r.out;
     EXPECT_EQ(w["aw_wrong"], 0);
-    EXPECT_GT(w["aw_commit"].get<double>(), 6 * 700e3);
+    EXPECT_GT(w["aw_commit"].get<double>(), 5 * 700e3);
     EXPECT_GT(w["aw_logwrite"].get<double>(), 700e3);  // the data into the log: one program
 }
 

@@ -67,7 +67,7 @@ TEST(SpuOs, InstalledAppServesRpcsInUserMode) {
         for (size_t i = 0; i < payload.size(); ++i) payload[i] = uint8_t(i * 13 + 1);
         EXPECT_EQ(host.call(1, kStoreApp, 0, payload, kUserHre), checksum(payload));
         EXPECT_EQ(host.call(1, kStoreApp, 4, Words{}, kUserHre), SPU_OS_E_NO_RESPONSE);
-        EXPECT_EQ(host.call(1, kStoreApp, 13, Words{}, kUserHre), SPU_OS_E_NO_HANDLER);
+        EXPECT_EQ(host.call(1, kStoreApp, 14, Words{}, kUserHre), SPU_OS_E_NO_HANDLER);
         EXPECT_EQ(host.call(1, kStoreApp, 8, Words{}, kUserHre), SPU_OS_OK);
         // Every bad pointer was refused, and SPU-OS still answers.
         EXPECT_EQ(host.call(1, kStoreApp, 3, Words{}, kUserHre), 0xfu);
@@ -327,6 +327,27 @@ TEST(SpuOs, HandlerWaitingForAResponseLetsOtherRpcsRun) {
 // A response that never comes: the suspended handler resumes with SPU_OS_E_TIMEOUT after
 // SPU_OS_WAIT_TIMEOUT_US (the store app answers its wait's result plus one), its lane is free
 // again, and the late answer is dropped.
+// A fan-out: a handler finishes several requests, then waits once for all of them (Atomic-Writes'
+// coordinator broadcasts PREPARE and APPLY so). The wait answers SPU_OS_OK when every response
+// was, else the failing one's result; more than SPU_OS_MAX_AWAITED unanswered is refused.
+TEST(SpuOs, AHandlerWaitsOnceForAFanOutOfRequests) {
+    run_ssd(2, [](Host& host, Willow&) {
+        for (unsigned s = 0; s < 2; ++s) host.install(s, "app_store", kStoreApp, 0);
+        auto fan_out = [&](uint32_t n, uint32_t bad) {
+            return host.call(0, kStoreApp, 13, Words{1, n, bad}, kKernelHre);
+        };
+        EXPECT_EQ(fan_out(1, ~0u), SPU_OS_OK);
+        EXPECT_EQ(fan_out(SPU_OS_MAX_AWAITED, ~0u), SPU_OS_OK);
+        EXPECT_EQ(fan_out(5, 3), SPU_OS_E_BAD_ARG);  // request 3 of 5 failed
+        EXPECT_EQ(fan_out(5, 0), SPU_OS_E_BAD_ARG);
+        EXPECT_EQ(fan_out(SPU_OS_MAX_AWAITED + 1, ~0u), SPU_OS_E_STATE);
+        // Waiting without a request finished, and the SPUs still serve after all that.
+        EXPECT_EQ(fan_out(0, ~0u), SPU_OS_E_STATE);
+        EXPECT_EQ(fan_out(3, ~0u), SPU_OS_OK);
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_WAIT_TIMEOUTS), 0u);
+    });
+}
+
 TEST(SpuOs, ASuspendedHandlerWhoseResponseNeverComesTimesOut) {
     run_ssd(1, [](Host& host, Willow&) {
         host.install(0, "app_store", kStoreApp, 0);

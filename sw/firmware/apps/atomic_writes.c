@@ -94,30 +94,46 @@ static uint32_t log_write(uint32_t origin) {
     return r;
 }
 
-/* A synchronous RPC to SPU `node` about slot t's transaction. */
-static uint32_t peer(unsigned node, unsigned handler, const struct slot* t) {
+/* Sends `handler` about slot t's transaction to every other participant (they are above this
+ * SPU), all at once (waiting whenever SPU_OS_MAX_AWAITED are out); returns how many answers
+ * are still to come, with the first failure in *r. */
+static unsigned send_all(unsigned handler, const struct slot* t, uint32_t* r) {
     const struct aw_tx_args a = {t->r.tx, t->r.origin};
-    uint32_t r = rpc_start_request(node, 0, SPU_OS_RPC_ID(aw.app, handler), sizeof a);
-    if (!r) r = rpc_append_request(&a, sizeof a);
-    if (!r) r = rpc_finish_request();
-    if (!r) r = rpc_wait_response();
-    return r;
+    unsigned out = 0;
+    for (unsigned n = aw.node + 1; n < aw.spus && !*r; ++n) {
+        if (!(t->r.peer >> n & 1)) continue;
+        *r = rpc_start_request(n, 0, SPU_OS_RPC_ID(aw.app, handler), sizeof a);
+        if (!*r) *r = rpc_append_request(&a, sizeof a);
+        if (!*r) *r = rpc_finish_request();
+        if (!*r && ++out == SPU_OS_MAX_AWAITED) {
+            *r = rpc_wait_response();
+            out = 0;
+        }
+    }
+    return out;
 }
 
-/* Committed slot i: its log applied here, then at every other participant, then forgotten. A
- * failure leaves it COMMITTED for RECOVER to finish. */
+/* The answers send_all left to come: r, or the first of them that failed. */
+static uint32_t gather(unsigned out, uint32_t r) {
+    const uint32_t w = out ? rpc_wait_response() : AW_OK;
+    return r ? r : w;
+}
+
+/* Committed slot i: the other participants APPLY their logs while this SPU applies its own;
+ * then it is forgotten. A failure leaves it COMMITTED for RECOVER to finish. */
 static uint32_t finish(unsigned i) {
     struct slot* t = &tx[i];
     uint32_t r = AW_OK;
+    const unsigned out = send_all(AW_APPLY, t, &r);
     for (unsigned k = 0; k < t->r.entries && !r; ++k)
         r = nvm_copy(t->e[k].addr, data_addr(i) + t->e[k].at, t->e[k].bytes);
-    for (unsigned n = aw.node + 1; n < aw.spus && !r; ++n)
-        if (t->r.peer >> n & 1) r = peer(n, AW_APPLY, t);
+    r = gather(out, r);
     if (!r) r = release(i);
     return r;
 }
 
-/* Two-phase commit with this SPU as the coordinator. */
+/* Two-phase commit with this SPU as the coordinator: PREPARE to every other participant at
+ * once (the paper's broadcast), then the commit point. */
 static uint32_t commit(uint32_t origin, const struct aw_commit_args* c) {
     const int i = find(origin, c->tx);
     if (i < 0) return AW_E_UNKNOWN;
@@ -129,18 +145,16 @@ static uint32_t commit(uint32_t origin, const struct aw_commit_args* c) {
     t->r.state = AW_PREPARED;
     t->r.peer = c->participants;
     uint32_t r = AW_OK;
-    unsigned n = aw.node + 1;
-    for (; n < aw.spus && !r; ++n)
-        if (t->r.peer >> n & 1) r = peer(n, AW_PREPARE, t);
+    r = gather(send_all(AW_PREPARE, t, &r), r);
     if (!r) {
         t->r.state = AW_COMMITTED;
         r = persist(i); /* the commit point */
     }
     if (!r) return finish(i);
-    /* Aborted: every participant asked so far drops its log (the one that failed may have
-     * prepared before its answer was lost). */
-    for (unsigned m = aw.node + 1; m < n; ++m)
-        if (t->r.peer >> m & 1) peer(m, AW_ABORT, t);
+    /* Aborted: every participant drops its log (one that failed may have prepared before its
+     * answer was lost; one that never heard of it answers AW_E_UNKNOWN). */
+    uint32_t ignored = AW_OK;
+    gather(send_all(AW_ABORT, t, &ignored), ignored);
     release(i);
     return AW_E_ABORTED;
 }

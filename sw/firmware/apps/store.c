@@ -1,8 +1,8 @@
 /* A test SSD App exercising SPU-OS's RPC interface (Willow Section 3.1 "RPC interface", Figure
  * 3's read handler): echo, NVM write and read through the permission check, a bad pointer, a
  * handler that forgets to respond, the dispatch cost, a synchronous RPC to another SPU, and a call
- * into another app, a slow handler, a probe of the in-flash computing call (SPU_SYS_FC), and an
- * NVM-to-NVM copy.
+ * into another app, a slow handler, a probe of the in-flash computing call (SPU_SYS_FC), an
+ * NVM-to-NVM copy, and a fan-out of requests awaited together.
  * Handlers respond with a result the host test checks. */
 #include "spu_app.h"
 
@@ -145,5 +145,19 @@ static void copy(const struct spu_rpc_header* h) {
     rpc_send_response(r);
 }
 
+/* 13: {node, n, bad}: n requests to SPU `node` at once, STOREs of nothing (SPU_OS_OK) but for
+ * request `bad`, a LOAD of too much (SPU_OS_E_BAD_ARG); then one wait for all (a fan-out). */
+static void fan_out(const struct spu_rpc_header* h) {
+    uint32_t r = rpc_receive_bytes(args, 12), words[2] = {0, 0};
+    for (uint32_t i = 0; i < args[1] && !r; ++i) {
+        words[1] = i == args[2] ? BUF + 1 : 0;
+        r = rpc_start_request(args[0], 0, SPU_OS_RPC_ID(h->rpc_id >> 8, i == args[2] ? 2 : 1), 8);
+        if (!r) r = rpc_append_request(words, 8);
+        if (!r) r = rpc_finish_request();
+    }
+    if (!r) r = rpc_wait_response();
+    rpc_send_response(r);
+}
+
 SPU_APP(SPU_HANDLERS(echo, store, load, bad_pointer, forgetful, dispatch_cost, forward, call, hello,
-                     ask_host, slow_echo, fc_probe, copy));
+                     ask_host, slow_echo, fc_probe, copy, fan_out));

@@ -49,9 +49,14 @@ struct rpc_state {
     struct ni_header h;
     uint32_t dispatch_cycle;
     int responded;
-    int popped;   /* taken off the network interface (a suspended handler's request is) */
-    int awaiting; /* a request of the handler's was finished: its response is awaited */
-    unsigned awaited_tag;
+    int popped;        /* taken off the network interface (a suspended handler's request is) */
+    unsigned open_tag; /* the request the handler is building (START_REQUEST's tag) */
+    /* Requests finished since the handler last waited, whose responses it awaits (a fan-out):
+     * their tags, which have been answered (bit i: tags[i]), and SPU_OS_OK while every answer
+     * so far was, else the first other answer. */
+    uint8_t awaiting, answered;
+    uint16_t tags[SPU_OS_MAX_AWAITED];
+    uint32_t result;
 };
 extern struct rpc_state spu_os_rpc;
 uint32_t spu_os_respond(uint32_t result); /* once per request */

@@ -84,10 +84,12 @@
 #define SPU_SYS_NVM_TO_REQUEST 8 /* (nvm_addr, n): SSD memory -> open request (bulk read) */
 #define SPU_SYS_RECEIVE_TO_NVM 9 /* (nvm_addr, n): payload -> SSD memory (bulk write) */
 #define SPU_SYS_PUTS 10          /* (ptr, n): console */
-#define SPU_SYS_WAIT_RESPONSE                                                         \
-    11                  /* (): result of the last finished request (synchronous RPC); \
-                         * other RPCs run meanwhile, and the rest of this request's   \
-                         * payload is dropped */
+#define SPU_SYS_WAIT_RESPONSE                                                          \
+    11 /* (): waits for the responses to every request finished since the last wait (one: a \
+        * synchronous RPC; up to SPU_OS_MAX_AWAITED: a fan-out); SPU_OS_OK when all were,  \
+        * else the first other response to arrive. Other RPCs run meanwhile, and the rest  \
+        * of this request's payload is dropped */
+#define SPU_OS_MAX_AWAITED 8u /* FINISH beyond it, before a wait: SPU_OS_E_STATE */
 #define SPU_SYS_CALL 12 /* (app_id, function, arg): inter-app call; returns its a0 */
 #define SPU_SYS_FC 13   /* (SPU_FC_* op, struct spu_fc_cmd*, bytes): in-flash computing */
 #define SPU_SYS_NVM_COPY 14 /* (dst, src, n): NVM -> NVM (read rights on src, write on dst) */

@@ -108,11 +108,26 @@ int spu_os_free_lane(unsigned slot, int busy) {
     return -1;
 }
 
+/* A response to one of r's awaited requests, folded into r->result; 0 when it is not one. */
+static int accept(struct rpc_state* r, unsigned tag, uint32_t result) {
+    for (unsigned i = 0; i < r->awaiting; ++i)
+        if (r->tags[i] == tag && !((r->answered >> i) & 1)) {
+            r->answered |= (uint8_t)(1u << i);
+            if (r->result == SPU_OS_OK) r->result = result;
+            return 1;
+        }
+    return 0;
+}
+
+static int all_answered(const struct rpc_state* r) {
+    return r->answered == (uint8_t)((1u << r->awaiting) - 1);
+}
+
 void spu_os_route_response(unsigned tag, uint32_t result) {
     for (unsigned t = 0; t < THREADS; ++t)
-        if (threads[t].used && !threads[t].ready && threads[t].rpc.awaited_tag == tag) {
-            threads[t].ready = 1;
-            threads[t].result = result;
+        if (threads[t].used && !threads[t].ready && accept(&threads[t].rpc, tag, result)) {
+            threads[t].ready = all_answered(&threads[t].rpc);
+            threads[t].result = threads[t].rpc.result;
             return;
         }
 }
@@ -143,6 +158,7 @@ enum run_outcome spu_os_resume(int i) {
     struct thread* t = &threads[i];
     t->used = 0;
     spu_os_rpc = t->rpc;
+    spu_os_rpc.awaiting = 0; /* the wait is over, answered or timed out */
     ni_set_origin(t->rpc.h.origin);
     const struct app_slot* a = &spu_os_slots[t->slot];
     if (a->state != SLOT_ACTIVE || a->app_id != t->app_id) return RUN_GONE;
@@ -199,34 +215,27 @@ static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum sp
     return r;
 }
 
-/* Takes the responses that arrived: the awaited one's result into *result (returns 1), the
- * others to the suspended handlers they belong to. */
-static int take_responses(unsigned awaited, uint32_t* result) {
-    int got = 0;
+/* Takes the responses that arrived: the running handler's awaited ones into its state, the
+ * others to the suspended handlers they belong to; 1 when all of its own have come. */
+static int take_responses(struct rpc_state* r) {
     while (ni_response_pending()) {
         unsigned src, tag;
         uint32_t res;
         if (ni_take_response(&src, &tag, &res)) res = SPU_OS_E_DROPPED;
-        if (tag == awaited && !got) {
-            got = 1;
-            *result = res;
-        } else {
-            spu_os_route_response(tag, res);
-        }
+        if (!accept(r, tag, res)) spu_os_route_response(tag, res);
     }
-    return got;
+    return all_answered(r);
 }
 
 static struct spu_os_frame* wait_response(struct spu_os_frame* f) {
     struct rpc_state* r = &spu_os_rpc;
-    uint32_t result;
     if (!r->awaiting) {
         f->x[REG_A0] = SPU_OS_E_STATE;
         return resume(f);
     }
-    r->awaiting = 0;
-    if (take_responses(r->awaited_tag, &result)) {
-        f->x[REG_A0] = result;
+    if (take_responses(r)) {
+        r->awaiting = 0;
+        f->x[REG_A0] = r->result;
         return resume(f);
     }
     /* Suspend: the handler keeps its lane; its request leaves the network interface so that
@@ -257,9 +266,10 @@ static struct spu_os_frame* wait_response(struct spu_os_frame* f) {
         __asm__ volatile("csrw mie, %0" ::"r"(MIE_MEIE));
         if (!ni_response_pending()) __asm__ volatile("wfi");
         __asm__ volatile("csrw mie, zero");
-        if (take_responses(r->awaited_tag, &result)) break;
+        if (take_responses(r)) break;
     }
-    f->x[REG_A0] = result;
+    r->awaiting = 0;
+    f->x[REG_A0] = r->result;
     return resume(f);
 }
 
@@ -314,7 +324,7 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
         case SPU_SYS_START_REQUEST: {
             const unsigned tag = spu_os_next_tag();
             r = ni_begin_request(a0, a1, a2, tag, a3) ? SPU_OS_E_NETWORK : SPU_OS_OK;
-            if (r == SPU_OS_OK) spu_os_rpc.awaited_tag = tag;
+            if (r == SPU_OS_OK) spu_os_rpc.open_tag = tag;
             break;
         }
         case SPU_SYS_APPEND:
@@ -322,8 +332,16 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
                                     : SPU_OS_E_BAD_POINTER;
             break;
         case SPU_SYS_FINISH:
+            if (spu_os_rpc.awaiting == SPU_OS_MAX_AWAITED) {
+                r = SPU_OS_E_STATE; /* wait for the others first */
+                break;
+            }
             r = ni_finish_request() ? SPU_OS_E_NETWORK : SPU_OS_OK;
-            if (r == SPU_OS_OK) spu_os_rpc.awaiting = 1;
+            if (r == SPU_OS_OK) {
+                struct rpc_state* q = &spu_os_rpc;
+                if (q->awaiting == 0) q->answered = 0, q->result = SPU_OS_OK;
+                q->tags[q->awaiting++] = (uint16_t)q->open_tag;
+            }
             break;
         case SPU_SYS_NVM_READ:
             r = nvm(a0, a1, a2, 0, SPU_PORT_DMEM);

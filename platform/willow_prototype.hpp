@@ -1,0 +1,84 @@
+// The machine of Willow's prototype [Willow 3.2] as the Willow experiments build it (willow-io,
+// willow-apps): PCIe 1.1 x8 (2 GB/s each way), 8 SPUs booting SPU-OS, the host kernel's Willow
+// stack (platform/willow_stack) started on host core 0; and the host programs' small tools for
+// phased runs. One machine per process (SystemC elaborates once): experiments build it inside
+// run_isolated.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "platform/platform.hpp"
+#include "platform/willow_stack.hpp"
+
+namespace canopy::platform {
+
+// The store is SSD memory, as the prototype's emulated PCM, or (`flash`) the NAND array behind
+// each SPU's FTL: 8 channels, one per SPU, of Flash-Cosmos's TLC dies (4 per channel here).
+// `tweak` may change the configuration (more host cores, say) before the platform is built.
+struct PrototypeMachine {
+    PlatformConfig cfg;
+    core::Services services;
+    std::unique_ptr<Platform> platform;
+    std::unique_ptr<WillowStack> stack;
+    PrototypeMachine(bool flash, const std::string& firmware_dir,
+                     const std::function<void(PlatformConfig&)>& tweak = nullptr) {
+        cfg.pcie.generation = 1;
+        cfg.pcie.lanes = 8;
+        cfg.ssd.spus = 8;
+        cfg.nand.geometry.channels = flash ? cfg.ssd.spus : 1;
+        cfg.nand.geometry.dies_per_channel = flash ? 4 : 1;
+        cfg.nand.geometry.blocks_per_plane = 16;
+        cfg.ssd.store.flash = flash;
+        cfg.ssd.firmware = firmware_dir + "/spu_os.elf";
+        if (tweak) tweak(cfg);
+        platform = std::make_unique<Platform>(cfg, services);
+        WillowStackConfig sc;
+        sc.firmware_dir = firmware_dir;
+        stack = std::make_unique<WillowStack>(*platform, sc);
+        stack->start_kernel(0);
+    }
+    // Bytes per ns (GB/s) one direction of the link carries, encoding included.
+    double link_gbps() const { return 1.0 / cfg.pcie.ns_per_byte(); }
+    double stat(const std::string& module, const std::string& name) const {
+        const core::Stat* s = services.stats.find(module, name);
+        if (auto* c = dynamic_cast<const core::Counter*>(s)) return double(c->value());
+        if (auto* o = dynamic_cast<const core::Occupancy*>(s)) return o->busy_ns();
+        throw std::runtime_error("no statistic " + module + "." + name);
+    }
+};
+
+// Host programs meeting between phases; a program that faulted never comes, so the others
+// give up too (with a fault of their own) instead of waiting for ever.
+struct Barrier {
+    unsigned parties;
+    const HostComplex& host;
+    unsigned arrived = 0, generation = 0;
+    void wait(host::HostCore& cpu) {
+        const unsigned g = generation;
+        if (++arrived == parties) {
+            arrived = 0;
+            ++generation;
+            return;
+        }
+        while (generation == g) {
+            if (!host.first_fault().empty())
+                throw host::HostFault("another program faulted: " + host.first_fault());
+            cpu.compute_ns(100);
+        }
+    }
+};
+
+// Phase spans: the earliest start and the latest end over the threads.
+struct Span {
+    double start = 1e300, end = 0;
+    void add(double s, double e) { start = std::min(start, s), end = std::max(end, e); }
+    double ns() const { return end - start; }
+};
+
+inline double now_ns(host::HostCore& cpu) { return cpu.now().to_seconds() * 1e9; }
+
+}  // namespace canopy::platform
