@@ -11,6 +11,7 @@
 #include "core/stats.hpp"
 #include "platform/ccix_machine.hpp"
 #include "platform/isolated.hpp"
+#include "platform/lock_table_run.hpp"
 #include "platform/platform.hpp"
 #include "sw/host/lock_table.hpp"
 
@@ -22,41 +23,6 @@ using nlohmann::json;
 using sc_core::SC_NS;
 using sc_core::sc_time;
 using sc_core::SC_ZERO_TIME;
-
-// The device side of the lock table: the paper's Bluespec lock module issuing CCIX atomics.
-class DeviceLockPort : public sw::LockPort {
-  public:
-    explicit DeviceLockPort(link::RequestAgent& ra) : ra_(ra) {}
-    uint64_t fetch_add(uint64_t va, uint64_t value) override {
-        sc_time d = SC_ZERO_TIME;
-        auto r = ra_.fetch_add(Device::kPasid, va, value, 8, d);
-        check(r);
-        sc_core::wait(d);
-        return r.value;
-    }
-    uint64_t swap(uint64_t va, uint64_t value) override {
-        core::AtomicRequest a;
-        a.kind = core::AtomicKind::Swap;
-        a.operand = value;
-        sc_time d = SC_ZERO_TIME;
-        auto r = ra_.atomic(Device::kPasid, va, a, d);
-        check(r);
-        sc_core::wait(d);
-        return r.value;
-    }
-    uint64_t load64(uint64_t va) override {
-        uint64_t v = 0;
-        dev_load(ra_, va, &v);
-        return v;
-    }
-    void compute_ns(double ns) override {
-        if (ns > 0) sc_core::wait(sc_time(ns, SC_NS));
-    }
-    double now_ns() override { return platform::now_ns(); }
-
-  private:
-    link::RequestAgent& ra_;
-};
 
 // ---- E5 ------------------------------------------------------------------------------------
 
@@ -108,61 +74,15 @@ json locality_run(const std::string& profile, unsigned n, uint64_t set_bytes) {
 // pausing `device_gap_ns` between requests: together they set the contention (0 workers: idle).
 json lock_run(unsigned workers, double device_gap_ns, unsigned locks) {
     Machine m;
-    sw::LockTableLayout table;
-    table.buckets = 16;
-    table.base = m.shared(2 << 20);
-    constexpr uint64_t kRecords = 8;
-    int holders[16] = {};
-    uint64_t double_grants = 0;
-    double host_sum = 0, dev_sum = 0;
-    unsigned host_n = 0, dev_n = 0;
-    bool host_done = false;
-    auto critical = [&](uint64_t record, auto&& work) {
-        const unsigned b = table.bucket_of(record);
-        if (++holders[b] > 1) ++double_grants;
-        work();
-        --holders[b];
-    };
-    m.host(0, [&](host::HostCore& cpu) {
-        sw::HostLockPort port(cpu);
-        sw::LockClient client(port, table, 1);
-        cpu.load<uint64_t>(table.base);          // TLB warm
-        for (uint64_t r = 0; r < kRecords; ++r)  // buckets in the SLC: steady state from here
-            client.unlock(client.lock(r));
-        for (unsigned i = 0; i < locks; ++i) {
-            const uint64_t record = (i * 5) % kRecords;
-            auto l = client.lock(record);
-            host_sum += l.request_ns;
-            ++host_n;
-            critical(record, [&] { cpu.compute_ns(50); });  // update the record version
-            client.unlock(l);
-            cpu.compute_ns(100);
-        }
-        host_done = true;
-    });
-    for (unsigned w = 0; w < workers; ++w) {
-        m.device([&, w] {
-            DeviceLockPort port(m.ra());
-            sw::LockClientConfig dc;
-            dc.software_ns = 0;  // the lock module's time is in the request agent's issue
-            sw::LockClient client(port, table, 2 + w, dc);
-            dev_load(m.ra(), table.base);  // ATC warm
-            for (uint64_t i = 0; !host_done; ++i) {
-                const uint64_t record = (i * 3 + 1 + w) % kRecords;
-                auto l = client.lock(record);
-                dev_sum += l.request_ns;
-                ++dev_n;
-                critical(record, [&] { sc_core::wait(sc_time(50, SC_NS)); });
-                client.unlock(l);
-                if (device_gap_ns > 0) sc_core::wait(sc_time(device_gap_ns, SC_NS));
-            }
-        });
-    }
+    LockTableRunConfig c;
+    c.locks = locks;
+    c.workers = workers;
+    c.device_gap_ns = device_gap_ns;
+    const LockTableRun run(*m.platform, *m.proc, c);
     sc_core::sc_start();
     m.check_host();
-    return {{"host", host_n ? host_sum / host_n : 0.0},
-            {"device", dev_n ? dev_sum / dev_n : 0.0},
-            {"double_grants", double_grants}};
+    const LockTableRun::Result& r = run.result();
+    return {{"host", r.host_ns}, {"device", r.device_ns}, {"double_grants", r.double_grants}};
 }
 
 }  // namespace

@@ -20,8 +20,12 @@ void ScenarioConfig::describe(core::Params& p) {
     p("dma_bytes", dma_bytes, "B", "dma-check: bytes copied host -> device -> host", 8, 2u << 20);
     p("willow", willow,
       "boot SPU-OS on every SPU, install Base-IO and Direct-IO, run file I/O through both")(
-        "firmware_dir", firmware_dir,
-        "the SPU firmware ELFs (spu_os.elf, app_*.elf); default: the build's");
+        "lock_table_locks", lock_table_locks, "",
+        "lock-table run over CCIX: host.core3's lock requests (0: no run)", 0,
+        100000)("lock_table_workers", lock_table_workers, "",
+                "lock-table run: the device lock module's requests in flight", 0,
+                16)("firmware_dir", firmware_dir,
+                    "the SPU firmware ELFs (spu_os.elf, app_*.elf); default: the build's");
 }
 
 std::string ScenarioConfig::default_firmware_dir() {

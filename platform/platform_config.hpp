@@ -36,6 +36,11 @@ struct ScenarioConfig {
     // Willow beside it: SPU-OS boots on every SPU, the host kernel installs Base-IO and
     // Direct-IO, and a user program does file I/O through both (platform/willow_scenario).
     bool willow = true;
+    // neoDBMS's lock table beside it (platform/lock_scenario): host.core3 and the device's lock
+    // module (lock_table_workers requests in flight over CCIX) lock record versions in shared
+    // host memory; lock_table_locks host requests (0: not run).
+    uint32_t lock_table_locks = 200;
+    uint32_t lock_table_workers = 2;
     std::string firmware_dir = default_firmware_dir();  // the SPU ELFs ("": not built)
     static std::string default_firmware_dir();
     // The build's firmware directory, or std::runtime_error naming `who` when none was built.

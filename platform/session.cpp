@@ -10,6 +10,7 @@
 #include "platform/fc_demo.hpp"
 #include "platform/flash_script.hpp"
 #include "platform/host_scenario.hpp"
+#include "platform/lock_scenario.hpp"
 #include "platform/platform.hpp"
 #include "platform/version.hpp"
 #include "platform/willow_scenario.hpp"
@@ -79,9 +80,10 @@ int run_session(const RunOptions& opt) {
         cfg.scenario.host_program = "none";
         cfg.scenario.willow = false;
     }
-    std::string willow_skipped;
+    std::string willow_skipped, locks_skipped = "a script runs alone";
     if (cfg.scenario.willow && !WillowScenario::prepare(cfg, willow_skipped))
         cfg.scenario.willow = false;
+    const bool run_locks = opt.script.empty() && LockScenario::prepare(cfg, locks_skipped);
 
     core::Services services;
     services.seed = cfg.sim.seed;
@@ -92,17 +94,41 @@ int run_session(const RunOptions& opt) {
     HostScenario host(cfg, platform);
     std::unique_ptr<WillowScenario> willow;
     if (cfg.scenario.willow) willow = std::make_unique<WillowScenario>(cfg, platform);
+    std::unique_ptr<LockScenario> locks;
+    if (run_locks) locks = std::make_unique<LockScenario>(cfg, platform);
     outputs.simulate();
 
     if (opt.script.empty())
         report_fc_demo(cfg, platform.player, services.stats, std::cout);
     else
         platform.player.print_report(std::cout);
+    // Each part's report, then one line that sums them up.
+    std::vector<std::pair<std::string, std::string>> parts = {
+        {"flash", platform.player.failures().empty() ? "ok" : "FAILED"}};
+    auto part = [&](const char* name, bool ok) { parts.push_back({name, ok ? "ok" : "FAILED"}); };
     bool host_ok = host.report(std::cout, services.stats);
-    if (willow)
-        host_ok = willow->report(std::cout, services.stats) && host_ok;
-    else if (!willow_skipped.empty())
+    if (cfg.scenario.host_program != "none") part("host program", host_ok);
+    if (willow) {
+        const bool ok = willow->report(std::cout, services.stats);
+        part("Willow", ok);
+        host_ok = ok && host_ok;
+    } else if (!willow_skipped.empty()) {
         std::cout << "Willow: skipped: " << willow_skipped << "\n";
+        parts.push_back({"Willow", "skipped"});
+    }
+    if (locks) {
+        const bool ok = locks->report(std::cout, services.stats);
+        part("lock table", ok);
+        host_ok = ok && host_ok;
+    } else if (opt.script.empty()) {
+        std::cout << "Lock table: skipped: " << locks_skipped << "\n";
+    }
+    if (opt.script.empty()) {
+        std::cout << "Summary:";
+        for (size_t i = 0; i < parts.size(); ++i)
+            std::cout << (i ? ", " : " ") << parts[i].first << " " << parts[i].second;
+        std::cout << "\n";
+    }
     for (const auto& f : platform.player.failures()) std::cerr << "canopy: " << f << "\n";
 
     core::Json header = {{"canopy", kVersion},

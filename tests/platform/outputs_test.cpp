@@ -54,7 +54,7 @@ TEST(PlatformOutputs, RunWritesStatsWithScenarioCounts) {
 }
 
 // With the store on the flash the Willow part ends with a BMI query on the four systems, a
-// key-value session and atomic transfers.
+// key-value session and atomic transfers; the lock table runs beside it; a summary closes.
 TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystemsAKeyValueSessionAndTransfers) {
     auto d = scratch("out-bmi");
     auto r = run_small(d);
@@ -81,6 +81,14 @@ TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystemsAKeyValueSessionAndTrans
     EXPECT_EQ(w["aw_wrong"], 0);
     EXPECT_GT(w["aw_commit"].get<double>(), 5 * 700e3);
     EXPECT_GT(w["aw_logwrite"].get<double>(), 700e3);  // the data into the log: one program
+    // The lock table over CCIX beside it: never a double grant; a device request is CCIX far
+    // atomics (hundreds of ns each), a host one mostly hits its own cache.
+    const json& l = s["modules"]["scenario.lock_table"];
+    EXPECT_EQ(l["double_grants"], 0);
+    EXPECT_GT(l["device_lock"].get<double>(), 3 * l["host_lock"].get<double>());
+    EXPECT_NE(r.out.find("Summary: flash ok, host program ok, Willow ok, lock table ok"),
+              std::string::npos)
+        << r.out;
 }
 
 TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {

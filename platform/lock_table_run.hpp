@@ -1,0 +1,44 @@
+// neoDBMS's lock table shared by host and device over CCIX (CCIX-vs-PCIe paper Section V): a
+// host core and the device's lock module (threads issuing CCIX atomics through the request
+// agent) lock and unlock record versions of a small table in pinned huge-page host memory of
+// one process. Used by the lock-table experiment and the default scenario. Build it before
+// sc_start; read result() after.
+#pragma once
+
+#include <cstdint>
+
+#include "platform/platform.hpp"
+#include "sw/host/lock_table.hpp"
+
+namespace canopy::platform {
+
+struct LockTableRunConfig {
+    unsigned host_core = 0;
+    unsigned locks = 100;      // the host's lock requests
+    unsigned workers = 1;      // device requests in flight (0: the device stays idle)
+    double device_gap_ns = 0;  // each worker's pause between its requests
+};
+
+class LockTableRun {
+  public:
+    struct Result {
+        bool finished = false;
+        double host_ns = 0, device_ns = 0;  // mean request time (to holding the ticket)
+        uint64_t host_locks = 0, device_locks = 0;
+        uint64_t double_grants = 0;  // a lock held by two at once: must stay 0
+    };
+
+    LockTableRun(Platform& platform, host::HostKernel::Process& proc, LockTableRunConfig cfg);
+    const Result& result() const { return result_; }
+
+  private:
+    template <class Work>
+    void critical(uint64_t record, Work&& work);
+
+    sw::LockTableLayout table_;
+    int holders_[16] = {};
+    double host_sum_ = 0, device_sum_ = 0;
+    Result result_;
+};
+
+}  // namespace canopy::platform
