@@ -57,7 +57,11 @@ WillowStack::WillowStack(Platform& p, WillowStackConfig c)
              sw::WillowDriverConfig::with_interrupts(p.cfg.software.willow_interrupts)),
       kernel(driver, cfg.base_io_app, geometry(p, on_flash)),
       fs(kernel, cfg.fs),
-      module(fs, cfg.module) {}
+      module(fs, [this] {
+          sw::DirectIoModuleConfig m = cfg.module;
+          m.direct_io_app = cfg.direct_io_app;  // Append is Direct-IO's
+          return m;
+      }()) {}
 
 void WillowStack::start_kernel(unsigned core) {
     auto& proc = platform.host.kernel.create_process("kernel");

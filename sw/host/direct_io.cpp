@@ -3,8 +3,12 @@
 #include "sw/host/direct_io.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 
+#include "sw/firmware/apps/block_io_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
+#include "sw/host/willow_apps.hpp"
 
 namespace canopy::sw {
 
@@ -57,9 +61,63 @@ DirectIoModule::Opened DirectIoModule::open(host::HostCore& cpu, const std::stri
     }
     ++g.opens;
     const uint32_t handle = next_handle_++;
-    records_[handle] = Record{pid, *number};
+    const bool append = flags & O_APPEND;
+    Opened o{handle, rights, ino.size, ino.extents, -1, *number};
+    if (append) {
+        if (!(rights & SPU_OS_PERM_WRITE))
+            throw host::HostFault("Direct-IO: " + who + " opens " + path +
+                                  " for appending without writing");
+        try {
+            o.append_spu = int(open_append(cpu, *number, g));
+        } catch (const host::HostFault&) {
+            --g.opens;
+            throw;
+        }
+    }
+    records_[handle] = Record{pid, *number, append};
     ++stats_.opens;
-    return Opened{handle, rights, ino.size, ino.extents};
+    return o;
+}
+
+uint32_t DirectIoModule::open_append(host::HostCore& cpu, uint32_t inode, Grant& g) {
+    const BlockGeometry& geo = fs_.kernel().geometry();
+    const BlockGeometry::Location size = geo.locate(fs_.size_field_offset(inode));
+    WillowApps& apps = *fs_.kernel().on(cpu).apps;
+    const uint32_t pid = cpu.process().pid;
+    // The size's 8 bytes join what the process holds of the file (close revokes them, a miss
+    // grants them again).
+    const NvmRange field{size.spu, size.nvm, 8};
+    if (std::none_of(g.ranges.begin(), g.ranges.end(),
+                     [&](const NvmRange& r) { return r.spu == field.spu && r.nvm == field.nvm; })) {
+        g.ranges.push_back(field);
+        apps.grant(pid, field.nvm, field.bytes, g.rights, {field.spu});
+    }
+    if (appending_[inode]++ > 0) return size.spu;  // open there already
+    const WillowFs::Inode& ino = fs_.inode(inode);
+    block_io_append_open a{};
+    a.handle = inode;
+    a.size_addr = size.nvm;
+    a.size = uint32_t(ino.size);
+    a.capacity = uint32_t(std::min<uint64_t>(ino.allocated(), UINT32_MAX));
+    a.node = size.spu;
+    a.spus = geo.spus;
+    a.bank_bytes = uint32_t(geo.bank_bytes);
+    a.extents = uint32_t(ino.extents.size());
+    for (size_t k = 0; k < ino.extents.size(); ++k)
+        a.extent[k] = {uint32_t(ino.extents[k].file_offset),
+                       uint32_t(ino.extents[k].device_offset / BLOCK_IO_BLOCK_BYTES),
+                       uint32_t(ino.extents[k].bytes)};
+    const uint32_t r =
+        apps.hre()
+            .call(uint8_t(size.spu), SPU_OS_RPC_ID(cfg_.direct_io_app, BLOCK_IO_APPEND_OPEN), &a,
+                  sizeof a)
+            .result;
+    if (r != SPU_OS_OK) {
+        --appending_[inode];
+        throw host::HostFault("Direct-IO: APPEND_OPEN of " + ino.path + " on SPU " +
+                              std::to_string(size.spu) + " failed: " + spu_os_result_name(r));
+    }
+    return size.spu;
 }
 
 void DirectIoModule::close(host::HostCore& cpu, uint32_t handle) {
@@ -69,8 +127,25 @@ void DirectIoModule::close(host::HostCore& cpu, uint32_t handle) {
         throw host::HostFault("Direct-IO: process pid " + std::to_string(cpu.process().pid) +
                               " closes an unknown file handle " + std::to_string(handle));
     const Key key{it->second.pid, it->second.inode};
+    const bool append = it->second.append;
     records_.erase(it);
     ++stats_.closes;
+    if (append && --appending_[key.second] == 0) {
+        // The last appender: the SPU forgets the file, the file system reads its size back.
+        const BlockGeometry::Location size =
+            fs_.kernel().geometry().locate(fs_.size_field_offset(key.second));
+        const uint32_t r =
+            fs_.kernel()
+                .on(cpu)
+                .apps->hre()
+                .call(uint8_t(size.spu), SPU_OS_RPC_ID(cfg_.direct_io_app, BLOCK_IO_APPEND_CLOSE),
+                      &key.second, sizeof key.second)
+                .result;
+        if (r != SPU_OS_OK)
+            throw host::HostFault("Direct-IO: APPEND_CLOSE of inode " + std::to_string(key.second) +
+                                  " failed: " + spu_os_result_name(r));
+        fs_.reload(cpu, key.second);
+    }
     Grant& g = grants_[key];
     if (--g.opens > 0) return;
     WillowApps& apps = *fs_.kernel().on(cpu).apps;

@@ -9,7 +9,9 @@
 // transfer an evicted entry allowed fails with SPU_OS_E_PERMISSION and SPU-OS sends the kernel
 // HRE a NOTIFY_PERM_MISS. The module's notice thread resolves it by granting again the extent of
 // a file the process has open with those rights (and nothing else); the library retries. Close
-// revokes the grants.
+// revokes the grants. O_APPEND also opens the file with Append (Willow Section 4.6) on the SPU
+// holding its inode, granting the process the inode's size field, which that SPU updates; the
+// last close of it there reads the inode back.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,7 @@ struct DirectIoModuleConfig {
     double open_ns = 2000.0;
     // The notice thread's pause between two empty polls of the kernel HRE. Assumed 1 us.
     double notice_poll_ns = 1000.0;
+    uint32_t direct_io_app = 2;  // the id Direct-IO (and so Append) is installed as
 };
 
 // One SPU's share of a device range: SSD memory [nvm, nvm + bytes) of SPU `spu`.
@@ -46,6 +49,10 @@ class DirectIoModule {
         uint32_t rights = 0;  // SPU_OS_PERM_*
         uint64_t size = 0;    // the file's size when opened
         std::vector<FileExtent> extents;
+        // O_APPEND (Willow 4.6, Append): the SPU holding the inode, which takes the APPENDs
+        // of the file (BLOCK_IO_APPEND's handle: the inode number); -1 otherwise.
+        int append_spu = -1;
+        uint32_t inode = 0;
     };
     struct Stats {
         uint64_t opens = 0, closes = 0;
@@ -82,13 +89,18 @@ class DirectIoModule {
     };
     struct Record {
         uint32_t pid = 0, inode = 0;
+        bool append = false;
     };
+    // Opens the file for appending on the SPU holding its inode (the first O_APPEND open of
+    // it); returns that SPU.
+    uint32_t open_append(host::HostCore& cpu, uint32_t inode, Grant& g);
     using Key = std::pair<uint32_t, uint32_t>;  // pid, inode
 
     WillowFs& fs_;
     DirectIoModuleConfig cfg_;
     std::map<Key, Grant> grants_;
     std::map<uint32_t, Record> records_;
+    std::map<uint32_t, uint32_t> appending_;  // inode -> O_APPEND opens of it
     uint32_t next_handle_ = 1;
     Stats stats_;
     std::vector<SpuNotice> seen_;

@@ -4,13 +4,21 @@
 
 #include <algorithm>
 
+#include "sw/firmware/apps/block_io_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
+#include "sw/host/payload.hpp"
+#include "sw/host/willow_apps.hpp"
 
 namespace canopy::sw {
 
 DirectIo::DirectIo(host::HostCore& cpu, WillowDriver& driver, DirectIoModule& module, uint32_t app,
                    DirectIoConfig cfg)
-    : cpu_(cpu), driver_(driver), module_(module), cfg_(cfg), endpoint_(driver.open(cpu)) {
+    : cpu_(cpu),
+      driver_(driver),
+      module_(module),
+      cfg_(cfg),
+      app_(app),
+      endpoint_(driver.open(cpu)) {
     hre_ = std::make_unique<Hre>(cpu, endpoint_);
     io_ = std::make_unique<BlockIo>(*hre_, app, module.fs().kernel().geometry(), cfg.block);
 }
@@ -108,6 +116,37 @@ uint64_t DirectIo::write(int fd, const void* buf, uint64_t bytes) {
     const uint64_t n = pwrite(fd, buf, bytes, f.position);
     f.position += n;
     return n;
+}
+
+uint64_t DirectIo::append(int fd, const void* buf, uint64_t bytes) {
+    const File& f = file(fd, SPU_OS_PERM_WRITE);
+    if (f.opened.append_spu < 0)
+        throw host::HostFault("libDirectIO: fd " + std::to_string(fd) +
+                              " is not open for appending (O_APPEND)");
+    const auto* src = static_cast<const uint8_t*>(buf);
+    std::vector<uint8_t> p;
+    for (uint64_t done = 0; done < bytes;) {
+        const uint32_t n = uint32_t(std::min<uint64_t>(bytes - done, BLOCK_IO_MAX_BYTES));
+        p.clear();
+        put(p, block_io_append_args{f.opened.inode, n});
+        p.insert(p.end(), src + done, src + done + n);
+        with_retries([&] {
+            const Hre::Response r =
+                hre_->call(uint8_t(f.opened.append_spu), SPU_OS_RPC_ID(app_, BLOCK_IO_APPEND),
+                           p.data(), uint32_t(p.size()));
+            const uint32_t result = r.ok() ? r.result : SPU_OS_E_DROPPED;
+            if (result != SPU_OS_OK)
+                throw host::HostFault("libDirectIO: APPEND of " + std::to_string(n) + " B to fd " +
+                                      std::to_string(fd) + " on SPU " +
+                                      std::to_string(f.opened.append_spu) + " failed: " +
+                                      (result == BLOCK_IO_E_FULL
+                                           ? "BLOCK_IO_E_FULL (no room left in the file's "
+                                             "blocks)"
+                                           : spu_os_result_name(result)));
+        });
+        done += n;
+    }
+    return bytes;
 }
 
 uint64_t DirectIo::lseek(int fd, uint64_t offset) {

@@ -9,7 +9,8 @@
 //  - read/pread past the end of file are short (0 at or after it), as in POSIX; the size is the
 //    one the module reported at open.
 //  - write/pwrite overwrite the file in place: a write reaching past the file's size throws
-//    HostFault (Direct-IO changes no metadata; grow the file through the file system first).
+//    HostFault (Direct-IO changes no metadata; grow the file through the file system first, or
+//    append: opened with O_APPEND, append() adds at the end and the SPU updates the size).
 //  - an unknown fd, or a read on a write-only fd and the like, throws HostFault.
 //  - a transfer SPU-OS refuses with SPU_OS_E_PERMISSION (an evicted permission entry) is retried
 //    after a pause, doubling, up to `retries` times, while the module's notice thread installs
@@ -46,6 +47,11 @@ class DirectIo {
     uint64_t pwrite(int fd, const void* buf, uint64_t bytes, uint64_t offset);
     uint64_t read(int fd, void* buf, uint64_t bytes);
     uint64_t write(int fd, const void* buf, uint64_t bytes);
+    // O_APPEND (Willow 4.6, Append): `bytes` at the file's end, wherever that is when each piece
+    // (up to 8 KiB) arrives at the SPU holding the inode, which also updates the file's size:
+    // no system call, and appenders in several processes never overlap. HostFault when the
+    // file's blocks have no room (BLOCK_IO_E_FULL) or the fd is not open for appending.
+    uint64_t append(int fd, const void* buf, uint64_t bytes);
     uint64_t lseek(int fd, uint64_t offset);  // SEEK_SET; no system call
     void close(int fd);
 
@@ -78,6 +84,7 @@ class DirectIo {
     WillowDriver& driver_;
     DirectIoModule& module_;
     DirectIoConfig cfg_;
+    uint32_t app_;
     HreEndpoint endpoint_;
     std::unique_ptr<Hre> hre_;
     std::unique_ptr<BlockIo> io_;

@@ -3,6 +3,7 @@
 #include "sw/host/willow_fs.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "sw/firmware/spu_os/spu_os_abi.h"
@@ -232,7 +233,10 @@ void WillowFs::grow(host::HostCore& cpu, Inode& ino, uint64_t end) {
 }
 
 uint32_t WillowFs::create(host::HostCore& cpu, const std::string& path, uint64_t bytes,
-                          uint32_t owner, uint32_t mode) {
+                          uint32_t owner, uint32_t mode, std::optional<uint64_t> size) {
+    if (size && *size > bytes)
+        throw host::HostFault("Willow FS: " + path + " of " + std::to_string(*size) + " B in " +
+                              std::to_string(bytes) + " B of blocks");
     if (path.empty() || path.size() >= kNameBytes)
         throw host::HostFault("Willow FS: bad path '" + path + "'");
     if (lookup(path)) throw host::HostFault("Willow FS: " + path + " exists");
@@ -246,9 +250,27 @@ uint32_t WillowFs::create(host::HostCore& cpu, const std::string& path, uint64_t
     ino.mode = mode;
     ino.mtime_ns = uint64_t(cpu.now().to_seconds() * 1e9);
     grow(cpu, ino, bytes);
+    if (size) ino.size = *size;
     Inode& stored = free->emplace(std::move(ino));
     commit_inode(cpu, stored);
     return stored.number;
+}
+
+uint64_t WillowFs::size_field_offset(uint32_t number) const {
+    inode(number);  // it exists
+    return uint64_t(inode_start_) * kBlockBytes + uint64_t(number) * kInodeBytes +
+           offsetof(DiskInode, size);
+}
+
+void WillowFs::reload(host::HostCore& cpu, uint32_t number) {
+    Inode& ino = inode_rw(number);
+    DiskInode d;
+    device_read(cpu, uint64_t(inode_start_) * kBlockBytes + uint64_t(number) * kInodeBytes, &d,
+                sizeof d);
+    if (!d.used || d.size > ino.allocated())
+        throw host::HostFault("Willow FS: inode " + std::to_string(number) + " of " + ino.path +
+                              " reads back corrupt (size " + std::to_string(d.size) + ")");
+    ino.size = d.size;
 }
 
 std::optional<uint32_t> WillowFs::lookup(const std::string& path) const {

@@ -101,8 +101,14 @@ class WillowFs {
     // A file of `bytes` (its size; blocks allocated for them, contiguous where possible) owned
     // by `owner` with `mode`; commits its inode and bitmap. Returns the inode number. Throws
     // HostFault for a path taken or too long, no free inode, no space, too many extents.
+    // With `size`, smaller than `bytes`: the file starts that long, with room for the rest
+    // (Append's target).
     uint32_t create(host::HostCore& cpu, const std::string& path, uint64_t bytes, uint32_t owner,
-                    uint32_t mode);
+                    uint32_t mode, std::optional<uint64_t> size = std::nullopt);
+    // Where inode `number`'s 64-bit size lies on the device (Append updates it there), and
+    // reading the inode back from the device after it did.
+    uint64_t size_field_offset(uint32_t number) const;
+    void reload(host::HostCore& cpu, uint32_t number);
     std::optional<uint32_t> lookup(const std::string& path) const;
     const Inode& inode(uint32_t number) const;
     // Whether process `pid` may access the file with `rights` (owner or others' mode bits).
@@ -116,6 +122,12 @@ class WillowFs {
     uint64_t write(host::HostCore& cpu, int fd, const void* buf, uint64_t bytes);
     uint64_t lseek(host::HostCore& cpu, int fd, uint64_t offset);  // SEEK_SET
     void close(host::HostCore& cpu, int fd);
+
+    // One block request through the calling core's Base-IO client, with the block layer's costs
+    // (block_ns before, completion_ns after): the file system's, and a kernel block driver's
+    // below it (sw/host/flash_cache).
+    void device_read(host::HostCore& cpu, uint64_t offset, void* dst, uint64_t bytes);
+    void device_write(host::HostCore& cpu, uint64_t offset, const void* src, uint64_t bytes);
 
     const WillowFsConfig& config() const { return cfg_; }
     WillowFsConfig& config() { return cfg_; }  // experiments retune costs between runs
@@ -145,9 +157,6 @@ class WillowFs {
         ~Held();
     };
     Held lock(host::HostCore& cpu, uint32_t inode, bool exclusive);
-    // One block request through the calling core's Base-IO client, with the block layer's costs.
-    void device_read(host::HostCore& cpu, uint64_t offset, void* dst, uint64_t bytes);
-    void device_write(host::HostCore& cpu, uint64_t offset, const void* src, uint64_t bytes);
     std::string who(host::HostCore& cpu) const;
 
     KernelHres& kernel_;

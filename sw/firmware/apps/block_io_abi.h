@@ -39,11 +39,44 @@ struct block_io_data {
     uint32_t cookie, addr, bytes;
 };
 
+/* Append (Willow Section 4.6 "File system offload"; the Direct-IO build only): a process appends
+ * to a file from user space and the SPU updates the file's size in its inode. The host kernel
+ * opens the file for appending on the SPU that holds the inode (APPEND_OPEN: where the size lies,
+ * the file's extents and the striping), after granting the process write rights on the 8 bytes
+ * of the size. Each APPEND {handle, bytes} + data takes the next `bytes` of the file (so
+ * concurrent appenders never overlap), writes them where the file's blocks lie (here, or by a
+ * WRITE to the SPU that holds them, all at once), and once no append of the file is under way
+ * writes the new size into the inode: a size never covers data not yet written. APPEND_CLOSE
+ * ends it; the kernel then reads the inode back. */
+#define BLOCK_IO_APPEND_OPEN 2  /* struct block_io_append_open (kernel HREs only) */
+#define BLOCK_IO_APPEND 3       /* struct block_io_append_args + bytes of data */
+#define BLOCK_IO_APPEND_CLOSE 4 /* {handle} (kernel HREs only) */
+#define BLOCK_IO_APPEND_FILES 4u
+#define BLOCK_IO_APPEND_EXTENTS 8u
+#define BLOCK_IO_BLOCK_BYTES 4096u /* extents count file-system blocks */
+
+struct block_io_extent {
+    uint32_t file_offset, start_block, bytes;
+};
+struct block_io_append_open {
+    uint32_t handle;
+    uint32_t size_addr;              /* NVM address, on this SPU, of the inode's 64-bit size */
+    uint32_t size, capacity;         /* the file's bytes now; the bytes its extents hold */
+    uint32_t node, spus, bank_bytes; /* this SPU's ring node; the striping */
+    uint32_t extents;
+    struct block_io_extent extent[BLOCK_IO_APPEND_EXTENTS];
+};
+struct block_io_append_args {
+    uint32_t handle, bytes;
+};
+
 /* Results besides SPU-OS's (SPU_OS_E_PERMISSION for a transfer the table does not allow,
  * SPU_OS_E_KERNEL_ONLY for Base-IO called by a user HRE, SPU_OS_E_DROPPED when the host had
  * no room for the data). */
 #define BLOCK_IO_OK 0u
 /* BLOCK_IO_E_LENGTH: 0 bytes, more than BLOCK_IO_MAX_BYTES, or a payload of another length. */
 #define BLOCK_IO_E_LENGTH 0x200u
+#define BLOCK_IO_E_FULL 0x201u   /* APPEND: the file's blocks have no room for it */
+#define BLOCK_IO_E_HANDLE 0x202u /* APPEND, APPEND_CLOSE: no file open so; APPEND_OPEN: no room */
 
 #endif
