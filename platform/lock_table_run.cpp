@@ -65,9 +65,16 @@ void LockTableRun::critical(uint64_t record, Work&& work) {
 LockTableRun::LockTableRun(Platform& platform, host::HostKernel::Process& proc,
                            LockTableRunConfig cfg) {
     table_.buckets = 16;
-    table_.base = platform.host.kernel.mmap(proc, 2 << 20, host::kPage2M);
-    platform.host.kernel.pin(proc, table_.base, 2 << 20);
-    platform.host.cores.at(cfg.host_core)->run(proc, [this, cfg](host::HostCore& cpu) {
+    host::HostKernel& kernel = platform.host.kernel;
+    platform.host.cores.at(cfg.host_core)->run(proc, [this, cfg, &kernel](host::HostCore& cpu) {
+        // Over, however it ends (a fault too): the device's lock module stops then.
+        struct Over {
+            bool& over;
+            ~Over() { over = true; }
+        } over{host_over_};
+        // The table first (a failure is this program's fault); the device waits for it.
+        table_.base = kernel.mmap(cpu.process(), 2 << 20, host::kPage2M);
+        kernel.pin(cpu.process(), table_.base, 2 << 20);
         sw::HostLockPort port(cpu);
         sw::LockClient client(port, table_, 1);
         cpu.load<uint64_t>(table_.base);         // TLB warm
@@ -88,12 +95,14 @@ LockTableRun::LockTableRun(Platform& platform, host::HostKernel::Process& proc,
     for (unsigned w = 0; w < cfg.workers; ++w)
         sc_core::sc_spawn(
             [this, &ra, w, cfg] {
+                while (!table_.base && !host_over_) sc_core::wait(sc_time(100, SC_NS));
+                if (!table_.base) return;
                 DeviceLockPort port(ra);
                 sw::LockClientConfig dc;
                 dc.software_ns = 0;  // the lock module's time is in the request agent's issue
                 sw::LockClient client(port, table_, 2 + w, dc);
                 dev_load(ra, table_.base);  // ATC warm
-                for (uint64_t i = 0; !result_.finished; ++i) {
+                for (uint64_t i = 0; !host_over_; ++i) {
                     const uint64_t record = (i * 3 + 1 + w) % kRecords;
                     auto l = client.lock(record);
                     device_sum_ += l.request_ns;

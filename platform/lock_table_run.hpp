@@ -36,6 +36,7 @@ class LockTableRun {
     void critical(uint64_t record, Work&& work);
 
     sw::LockTableLayout table_;
+    bool host_over_ = false;  // the host program ended (finished or faulted)
     int holders_[16] = {};
     double host_sum_ = 0, device_sum_ = 0;
     Result result_;
