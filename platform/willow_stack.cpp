@@ -1,8 +1,11 @@
 #include "platform/willow_stack.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "sw/firmware/apps/atomic_writes_abi.h"
 #include "sw/firmware/apps/block_io_abi.h"
+#include "sw/firmware/apps/caching_abi.h"
 #include "sw/firmware/apps/flash_cosmos_abi.h"
 #include "sw/firmware/apps/kv_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
@@ -34,6 +37,11 @@ bool store_on_flash(Platform& p) {
     return true;
 }
 
+// The disk blocks the Caching app can name (32-bit block numbers).
+uint64_t cached_blocks(const host::Disk& d) {
+    return std::min<uint64_t>(d.capacity_bytes() / CACHE_BLOCK_BYTES, 0xFFFFFFFFu);
+}
+
 sw::BlockGeometry geometry(Platform& p, bool flash) {
     sw::BlockGeometry g;
     g.spus = uint32_t(p.device.ssd.spus.size());
@@ -57,11 +65,14 @@ WillowStack::WillowStack(Platform& p, WillowStackConfig c)
              sw::WillowDriverConfig::with_interrupts(p.cfg.software.willow_interrupts)),
       kernel(driver, cfg.base_io_app, geometry(p, on_flash)),
       fs(kernel, cfg.fs),
-      module(fs, [this] {
-          sw::DirectIoModuleConfig m = cfg.module;
-          m.direct_io_app = cfg.direct_io_app;  // Append is Direct-IO's
-          return m;
-      }()) {}
+      module(fs,
+             [this] {
+                 sw::DirectIoModuleConfig m = cfg.module;
+                 m.direct_io_app = cfg.direct_io_app;  // Append is Direct-IO's
+                 return m;
+             }()),
+      disk(cfg.disk),
+      cache_manager(kernel, fs, disk, cfg.caching_app, cached_blocks(disk), cfg.cache_manager) {}
 
 void WillowStack::start_kernel(unsigned core) {
     auto& proc = platform.host.kernel.create_process("kernel");
@@ -78,9 +89,10 @@ void WillowStack::start_kernel(unsigned core) {
             apps.install(cfg.firmware_dir + "/app_kv.elf", cfg.kv_app, kKvSlot);
             apps.install(cfg.firmware_dir + "/app_atomic_writes.elf", cfg.atomic_writes_app,
                          kAtomicWritesSlot);
+            if (cfg.cache_bytes)
+                apps.install(cfg.firmware_dir + "/app_caching.elf", cfg.caching_app, kCachingSlot);
             setup_regions(apps);
-            fs.format(cpu, (spu_store_bytes() - cfg.kv_bytes - cfg.aw_bytes) * kernel.spus(),
-                      cfg.fs_inodes);
+            fs.format(cpu, fs_rows() * kernel.spus(), cfg.fs_inodes);
         } catch (...) {
             failed_ = true;  // the programs waiting in wait_ready hear of it
             throw;
@@ -124,18 +136,39 @@ uint64_t WillowStack::spu_store_bytes() const {
     return g.store_bytes ? g.store_bytes : g.bank_bytes;
 }
 
+uint64_t WillowStack::fs_rows() const {
+    return spu_store_bytes() - cfg.kv_bytes - cfg.aw_bytes - cfg.cache_bytes;
+}
+
+uint32_t WillowStack::cache_frames() const {
+    uint32_t frames = CACHE_MAX_FRAMES;
+    while (frames > 0 && CACHE_REGION_BYTES(frames) > cfg.cache_bytes) --frames;
+    return frames;
+}
+
+cache_setup_args WillowStack::cache_setup(uint32_t spu, uint32_t format) const {
+    return cache_setup_args{
+        cache_base(spu), cache_frames(), spu, kernel.spus(), uint32_t(cache_manager.disk_blocks()),
+        format};
+}
+
 uint32_t WillowStack::kv_base(uint32_t spu) const {
     return uint32_t(spu * kernel.geometry().bank_bytes + spu_store_bytes() - cfg.kv_bytes);
 }
 
 void WillowStack::setup_regions(sw::WillowApps& apps) {
     if (cfg.kv_bytes % BLOCK_IO_STRIPE_BYTES || cfg.aw_bytes % BLOCK_IO_STRIPE_BYTES ||
-        uint64_t(cfg.kv_bytes) + cfg.aw_bytes >= spu_store_bytes())
-        throw host::HostFault("Willow stack: Key-Value and Atomic-Writes regions of " +
-                              std::to_string(cfg.kv_bytes) + " and " +
-                              std::to_string(cfg.aw_bytes) + " B in a store of " +
+        cfg.cache_bytes % BLOCK_IO_STRIPE_BYTES ||
+        uint64_t(cfg.kv_bytes) + cfg.aw_bytes + cfg.cache_bytes >= spu_store_bytes())
+        throw host::HostFault("Willow stack: Key-Value, Atomic-Writes and Caching regions of " +
+                              std::to_string(cfg.kv_bytes) + ", " + std::to_string(cfg.aw_bytes) +
+                              " and " + std::to_string(cfg.cache_bytes) + " B in a store of " +
                               std::to_string(spu_store_bytes()) +
                               " B per SPU (whole numbers of 8 KiB stripes, less than the store)");
+    if (cfg.cache_bytes && cache_frames() == 0)
+        throw host::HostFault("Willow stack: a Caching region of " +
+                              std::to_string(cfg.cache_bytes) + " B holds no frame (at least " +
+                              std::to_string(CACHE_REGION_BYTES(1)) + " B)");
     const uint32_t spus = kernel.spus();
     // SETUP without formatting; when the app finds no region there (`none`), with.
     auto each = [&](const char* what, uint32_t app, uint32_t none, auto name, auto args) {
@@ -159,6 +192,9 @@ void WillowStack::setup_regions(sw::WillowApps& apps) {
          [&](uint32_t s, uint32_t format) {
              return aw_setup_args{aw_base(s), cfg.aw_bytes, s, spus, format};
          });
+    if (cfg.cache_bytes)
+        each("CACHE_SETUP", cfg.caching_app, CACHE_E_STATE, sw::caching_result_name,
+             [&](uint32_t s, uint32_t format) { return cache_setup(s, format); });
     // Committed transactions are finished everywhere before the rest are dropped.
     for (uint32_t phase = 1; phase <= 2; ++phase)
         for (uint32_t s = 0; s < spus; ++s) {
@@ -188,6 +224,24 @@ std::unique_ptr<sw::KvStore> WillowStack::key_value(host::HostCore& cpu) {
         apps.grant(pid, kv_base(s), cfg.kv_bytes, SPU_OS_PERM_READ | SPU_OS_PERM_WRITE, {s});
     return std::make_unique<sw::KvStore>(std::make_unique<sw::Hre>(cpu, driver.open(cpu)),
                                          cfg.kv_app, kernel.spus(), cfg.kv_buckets);
+}
+
+std::unique_ptr<sw::SsdCache> WillowStack::caching(host::HostCore& cpu) {
+    if (!cfg.cache_bytes) throw host::HostFault("Willow stack: no Caching app (cache_bytes = 0)");
+    sw::WillowApps& apps = *kernel.on(cpu).apps;
+    const uint32_t pid = cpu.process().pid;
+    for (uint32_t s = 0; s < kernel.spus(); ++s)
+        apps.grant(pid, cache_base(s), cfg.cache_bytes, SPU_OS_PERM_READ | SPU_OS_PERM_WRITE, {s});
+    return std::make_unique<sw::SsdCache>(cpu, std::make_unique<sw::Hre>(cpu, driver.open(cpu)),
+                                          cache_manager);
+}
+
+std::unique_ptr<sw::FlashCache> WillowStack::flash_cache(host::HostCore& cpu, uint64_t frames,
+                                                         sw::FlashCacheConfig c) {
+    const std::string path = "/flashcache" + std::to_string(flash_caches_++);
+    const uint32_t inode = fs.create(cpu, path, sw::FlashCache::region_bytes(frames), 0, 0600);
+    return std::make_unique<sw::FlashCache>(fs, disk, fs.inode(inode).extents, frames,
+                                            cached_blocks(disk), c);
 }
 
 // The app keeps FC_UNITS planes per SPU and a 64-bit wordline map: larger channels go without.

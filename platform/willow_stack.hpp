@@ -13,15 +13,20 @@
 #include <memory>
 #include <string>
 
+#include "host/disk.hpp"
 #include "platform/platform.hpp"
 #include "sw/host/atomic_writes.hpp"
 #include "sw/host/direct_io.hpp"
+#include "sw/host/flash_cache.hpp"
 #include "sw/host/flash_cosmos.hpp"
 #include "sw/host/kernel_hres.hpp"
 #include "sw/host/kv_store.hpp"
 #include "sw/host/lib_direct_io.hpp"
+#include "sw/host/ssd_cache.hpp"
 #include "sw/host/willow_driver.hpp"
 #include "sw/host/willow_fs.hpp"
+
+struct cache_setup_args;
 
 namespace canopy::platform {
 
@@ -40,6 +45,13 @@ struct WillowStackConfig {
     // region of every SPU's store.
     uint32_t atomic_writes_app = 5;
     uint32_t aw_bytes = 1 << 20;  // assumed: 6 logs of 168 KiB per SPU
+    // Caching (app_caching.elf, Willow 4.4): its metadata and frames take the cache_bytes below
+    // the Atomic-Writes region of every SPU's store (as many 4 KiB frames as fit, at most
+    // CACHE_MAX_FRAMES; 0: no Caching app), in front of `disk`.
+    uint32_t caching_app = 6;
+    uint32_t cache_bytes = 8 << 20;  // assumed: 2,033 frames per SPU
+    host::DiskConfig disk;
+    sw::CacheManagerConfig cache_manager;
     uint32_t fs_inodes = 64;
     sw::WillowFsConfig fs;
     sw::DirectIoModuleConfig module;
@@ -53,7 +65,7 @@ class WillowStack {
   public:
     // The slots the apps are linked for (sw/firmware/CMakeLists.txt).
     static constexpr uint32_t kBaseIoSlot = 2, kDirectIoSlot = 3, kFlashCosmosSlot = 1, kKvSlot = 0,
-                              kAtomicWritesSlot = 4;
+                              kAtomicWritesSlot = 4, kCachingSlot = 5;
 
     WillowStack(Platform& platform, WillowStackConfig cfg);
 
@@ -84,6 +96,17 @@ class WillowStack {
     // A user process's Atomic-Writes library over the files its libDirectIO opens (a system
     // call: the kernel grants the process the log regions on every SPU).
     std::unique_ptr<sw::AtomicWrites> atomic_writes(host::HostCore& cpu, sw::DirectIo& dio);
+    // A user process's Caching library (a system call: the kernel grants the calling process the
+    // cache regions on every SPU; misses go to `cache_manager`). Throws HostFault without a cache.
+    std::unique_ptr<sw::SsdCache> caching(host::HostCore& cpu);
+    // The FlashCache baseline in front of the same disk, with `frames` 4 KiB frames in a file the
+    // kernel creates for it in the file system (Base-IO), on the calling core.
+    std::unique_ptr<sw::FlashCache> flash_cache(host::HostCore& cpu, uint64_t frames,
+                                                sw::FlashCacheConfig c = sw::FlashCacheConfig());
+    // Frames per SPU the Caching app keeps in cache_bytes.
+    uint32_t cache_frames() const;
+    // The CACHE_SETUP the kernel sends SPU `spu` (format 0: load what the region holds).
+    cache_setup_args cache_setup(uint32_t spu, uint32_t format) const;
     // Whether the kernel installs the Flash-Cosmos app, and the geometry its library needs.
     bool has_flash_cosmos() const;
     sw::FcGeometry flash_cosmos_geometry() const;
@@ -99,6 +122,8 @@ class WillowStack {
     sw::KernelHres kernel;
     sw::WillowFs fs;
     sw::DirectIoModule module;
+    host::Disk disk;                 // behind the caches
+    sw::CacheManager cache_manager;  // the kernel's side of Caching
 
   private:
     void attach_store(sw::WillowApps& apps);
@@ -106,11 +131,15 @@ class WillowStack {
     uint64_t spu_store_bytes() const;
     uint32_t kv_base(uint32_t spu) const;
     uint32_t aw_base(uint32_t spu) const { return kv_base(spu) - cfg.aw_bytes; }
-    // The regions of the Key-Value and Atomic-Writes apps: what the store kept (after a reboot,
-    // the logs recovered), else fresh ones.
+    uint32_t cache_base(uint32_t spu) const { return aw_base(spu) - cfg.cache_bytes; }
+    // The store below the apps' regions: the file system's, per SPU.
+    uint64_t fs_rows() const;
+    // The regions of the Key-Value, Atomic-Writes and Caching apps: what the store kept (after a
+    // reboot, the logs recovered, the dirty blocks still dirty), else fresh ones.
     void setup_regions(sw::WillowApps& apps);
 
     bool ready_ = false, stop_ = false, failed_ = false;
+    uint32_t flash_caches_ = 0;  // files made for FlashCache
 };
 
 }  // namespace canopy::platform

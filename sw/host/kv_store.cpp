@@ -4,6 +4,7 @@
 
 #include "sw/firmware/apps/kv_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
+#include "sw/host/data_rpc.hpp"
 #include "sw/host/willow_apps.hpp"
 
 namespace canopy::sw {
@@ -62,31 +63,23 @@ uint32_t KvStore::call(uint16_t handler, const std::string& key, const std::vect
     std::memcpy(p.data(), &a, sizeof a);
     std::memcpy(p.data() + sizeof a, key.data(), key.size());
     if (a.value_bytes) std::memcpy(p.data() + sizeof a + key.size(), value->data(), a.value_bytes);
-    const uint16_t tag =
-        hre_->send(spu, SPU_OS_RPC_ID(app_, handler), p.data(), uint32_t(p.size()));
-    const uint16_t data_rpc = SPU_OS_RPC_ID(app_, KV_DATA);
-    for (;;) {
-        if (auto r = hre_->try_wait(tag)) {
-            if (!r->ok())
-                throw host::HostFault("Key-Value: RPC to SPU " + std::to_string(spu) +
-                                      " failed: HRE status " + std::to_string(r->status));
-            return r->result;
-        }
-        if (auto req = hre_->try_receive_in_place(data_rpc)) {
+    const Hre::Response r = call_with_data(
+        *hre_, spu, SPU_OS_RPC_ID(app_, handler), p.data(), uint32_t(p.size()),
+        SPU_OS_RPC_ID(app_, KV_DATA), [&](const Hre::Request& req) {
             kv_data d{};
-            if (req->length >= sizeof d) hre_->copy_payload(*req, 0, &d, sizeof d);
-            const bool ours = out && req->length >= sizeof d && d.cookie == a.cookie &&
-                              req->length == sizeof d + d.value_bytes;
+            if (req.length >= sizeof d) hre_->copy_payload(req, 0, &d, sizeof d);
+            const bool ours = out && req.length >= sizeof d && d.cookie == a.cookie &&
+                              req.length == sizeof d + d.value_bytes;
             if (ours) {
                 out->resize(d.value_bytes);
-                if (d.value_bytes) hre_->copy_payload(*req, sizeof d, out->data(), d.value_bytes);
+                if (d.value_bytes) hre_->copy_payload(req, sizeof d, out->data(), d.value_bytes);
             }
-            hre_->release(*req);
-            hre_->respond(*req, ours ? 0 : SPU_OS_E_BAD_ARG);
-            continue;
-        }
-        hre_->idle();
-    }
+            return ours;
+        });
+    if (!r.ok())
+        throw host::HostFault("Key-Value: RPC to SPU " + std::to_string(spu) +
+                              " failed: HRE status " + std::to_string(r.status));
+    return r.result;
 }
 
 void KvStore::put(const std::string& key, const std::vector<uint8_t>& value) {

@@ -86,8 +86,8 @@ struct StackMachine : WillowMachine {
         stack->start_kernel(0);
     }
     // Runs `body` as a user program on host core 1 once the stack is ready, then the simulation
-    // for up to 2 s; a HostFault fails the test with its message.
-    void user(const std::function<void(host::HostCore&)>& body) {
+    // for up to `seconds` (simulated); a HostFault fails the test with its message.
+    void user(const std::function<void(host::HostCore&)>& body, double seconds = 2) {
         bool finished = false;
         auto& proc = platform->host.kernel.create_process("user");
         platform->host.cores.at(1)->run(proc, [this, body, &finished](host::HostCore& cpu) {
@@ -100,7 +100,7 @@ struct StackMachine : WillowMachine {
                 ADD_FAILURE() << e.what();
             }
         });
-        sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
+        sc_core::sc_start(sc_core::sc_time(seconds, sc_core::SC_SEC));
         ASSERT_TRUE(finished) << "the user program did not finish";
     }
 };

@@ -1,0 +1,101 @@
+// A FlashCache-like host cache, the baseline Willow Section 4.4 compares Caching against:
+// Facebook's FlashCache, a device-mapper target in the host kernel that caches a disk's blocks on
+// an SSD used as a plain block device (here Willow's Base-IO). Every access is a system call; the
+// kernel finds the block in metadata it keeps in host memory and moves the data with Base-IO
+// requests through the block layer (the costs of sw/host/willow_fs: syscall_ns, block_ns,
+// completion_ns), and misses go to the disk through the block layer too.
+//
+// As FlashCache does (its defaults): set-associative, 512 blocks a set, the set of disk block b is
+// (b / 512) % sets; FIFO replacement inside a set (LRU by choice); write-back, and in that mode
+// each block's metadata (16 B: the disk block and its state) is kept on the SSD, the 512-byte
+// sector holding it written synchronously whenever a block turns dirty or clean, so dirty data
+// survives a reboot. A read miss fills the frame from the disk before the call returns (FlashCache
+// overlaps that SSD write with the caller's completion: this costs FlashCache a Base-IO write per
+// read miss). A partial write that misses reads the rest of its block from the disk first. The
+// cache lives in a device range the kernel gives it (a file of its own, platform/willow_stack):
+// its metadata sectors, then the frames. A set's requests take turns (FlashCache holds the set's
+// lock for lookups only and marks blocks busy during I/O; here hits of a set do not overlap).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "host/disk.hpp"
+#include "sw/host/ssd_cache.hpp"
+#include "sw/host/willow_fs.hpp"
+
+namespace canopy::sw {
+
+struct FlashCacheConfig {
+    uint32_t associativity = 512;  // blocks a set (FlashCache's default)
+    bool lru = false;              // false: FIFO in a set (FlashCache's default reclaim policy)
+    // The target's own work per request: the set's lookup under its lock, remapping the request.
+    // Assumed 1 us.
+    double lookup_ns = 1000.0;
+};
+
+class FlashCache {
+  public:
+    static constexpr uint32_t kBlockBytes = 4096;
+    static constexpr uint32_t kMetadataBytes = 16;  // per block, on the SSD
+    static constexpr uint32_t kSectorBytes = 512;
+
+    struct Stats {
+        uint64_t pieces = 0, hits = 0, misses = 0;
+        uint64_t writebacks = 0;       // dirty blocks written to the disk
+        uint64_t metadata_writes = 0;  // sectors of metadata written
+    };
+
+    // The device range for `frames` frames: the metadata sectors, then the frames.
+    static uint64_t region_bytes(uint64_t frames);
+
+    // `extents`: where the region lies on the Base-IO device (a file's extents, file offset 0 the
+    // region's start; at least region_bytes(frames)); the disk's first `disk_blocks` blocks are
+    // cached. Throws HostFault for a region too small.
+    FlashCache(WillowFs& fs, host::Disk& disk, std::vector<FileExtent> extents, uint64_t frames,
+               uint64_t disk_blocks, FlashCacheConfig cfg = FlashCacheConfig());
+
+    // System calls of the program on `cpu`: the disk's bytes [offset, offset + bytes).
+    void read(host::HostCore& cpu, uint64_t offset, void* dst, uint64_t bytes);
+    void write(host::HostCore& cpu, uint64_t offset, const void* src, uint64_t bytes);
+    // Writes every dirty block back; returns how many.
+    uint64_t flush(host::HostCore& cpu);
+
+    const Stats& stats() const { return stats_; }
+    uint64_t frames() const { return frames_.size(); }
+    uint64_t dirty() const;
+
+  private:
+    struct Frame {
+        uint64_t block = 0;
+        bool valid = false, dirty = false;
+        uint64_t stamp = 0;  // LRU: the last use
+    };
+    void piece(host::HostCore& cpu, bool write, uint64_t block, uint32_t offset, uint8_t* buf,
+               uint32_t bytes);
+    // A frame of the block's set for it: a free one, else the policy's victim (written back).
+    uint32_t allocate(host::HostCore& cpu, uint64_t block);
+    void write_back(host::HostCore& cpu, uint32_t frame);
+    void set_dirty(host::HostCore& cpu, uint32_t frame, bool dirty);  // and its metadata sector
+    // Base-IO on the region (region offsets).
+    void ssd(host::HostCore& cpu, bool write, uint64_t at, void* buf, uint64_t bytes);
+    uint64_t frame_at(uint32_t frame) const {
+        return metadata_bytes_ + uint64_t(frame) * kBlockBytes;
+    }
+
+    WillowFs& fs_;
+    host::Disk& disk_;
+    std::vector<FileExtent> extents_;
+    uint64_t disk_blocks_, metadata_bytes_;
+    FlashCacheConfig cfg_;
+    uint32_t sets_, ways_;
+    std::vector<Frame> frames_;
+    std::vector<uint32_t> fifo_;                    // per set: the next frame FIFO replaces
+    std::unordered_map<uint64_t, uint32_t> index_;  // block -> frame
+    KernelLocks locks_;                             // per set
+    uint64_t clock_ = 0;
+    Stats stats_;
+};
+
+}  // namespace canopy::sw
