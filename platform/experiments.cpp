@@ -79,7 +79,8 @@ const std::vector<Experiment>& experiments() {
          "Willow Sec. 4.3-4.5 (Figure 6): Atomic-Writes against a host write-ahead log "
          "(TPC-B-like transactions per second, 1..6 threads; MARS up to 1.5x ARIES), and the "
          "Key-Value app against a host key-value store over the file system (GET and PUT of "
-         "1 KiB), on the prototype's machine",
+         "1 KiB), and Caching against FlashCache in front of a disk (Zipf 90/10), on the "
+         "prototype's machine",
          quick_only(willow_apps)},
         {"ftl",
          "the FTL (sw/firmware/ftl) on a channel's flash controller and 2 dies x 2 planes of "

@@ -3,6 +3,8 @@
 //  - Atomic-Writes against a host write-ahead log (ARIES-style): TPC-B-like transactions of four
 //    64-byte updates from 1..6 threads; transactions per second.
 //  - Key-Value against a host key-value store over the file system (Base-IO): mean GET and PUT.
+//  - Caching against FlashCache (a host cache on Base-IO), both before the disk model: Zipf
+//    90/10 hit ratios, hit latencies, mean reads and writes.
 #pragma once
 
 #include <vector>

@@ -18,14 +18,16 @@ namespace canopy::platform {
 
 // The store is SSD memory, as the prototype's emulated PCM, or (`flash`) the NAND array behind
 // each SPU's FTL: 8 channels, one per SPU, of Flash-Cosmos's TLC dies (4 per channel here).
-// `tweak` may change the configuration (more host cores, say) before the platform is built.
+// `tweak` may change the configuration (more host cores, say) before the platform is built,
+// `stack_tweak` the Willow stack's.
 struct PrototypeMachine {
     PlatformConfig cfg;
     core::Services services;
     std::unique_ptr<Platform> platform;
     std::unique_ptr<WillowStack> stack;
     PrototypeMachine(bool flash, const std::string& firmware_dir,
-                     const std::function<void(PlatformConfig&)>& tweak = nullptr) {
+                     const std::function<void(PlatformConfig&)>& tweak = nullptr,
+                     const std::function<void(WillowStackConfig&)>& stack_tweak = nullptr) {
         cfg.pcie.generation = 1;
         cfg.pcie.lanes = 8;
         cfg.ssd.spus = 8;
@@ -38,6 +40,7 @@ struct PrototypeMachine {
         platform = std::make_unique<Platform>(cfg, services);
         WillowStackConfig sc;
         sc.firmware_dir = firmware_dir;
+        if (stack_tweak) stack_tweak(sc);
         stack = std::make_unique<WillowStack>(*platform, sc);
         stack->start_kernel(0);
     }

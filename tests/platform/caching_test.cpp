@@ -26,6 +26,7 @@
 #include "sw/firmware/spu_os/spu_os_abi.h"
 #include "sw/host/data_rpc.hpp"
 #include "sw/host/payload.hpp"
+#include "sw/host/zipf.hpp"
 #include "tests/platform/willow_machine.hpp"
 
 namespace canopy::platform {
@@ -516,23 +517,6 @@ TEST(Caching, DirtyBlocksSurviveAReboot) {
 // ---- replacement under a Zipf workload -------------------------------------------------------
 
 // Zipf over n ranks: rank i (from 1) has probability i^-theta / sum.
-std::vector<double> zipf(uint64_t n, double theta) {
-    std::vector<double> p(n);
-    for (uint64_t i = 0; i < n; ++i) p[i] = std::pow(double(i + 1), -theta);
-    const double sum = std::accumulate(p.begin(), p.end(), 0.0);
-    for (double& x : p) x /= sum;
-    return p;
-}
-// The exponent that gives the top 10% of ranks 90% of the accesses ("90/10"), by bisection.
-double theta_90_10(uint64_t n) {
-    double lo = 0.1, hi = 4.0;
-    for (int i = 0; i < 60; ++i) {
-        const double mid = (lo + hi) / 2;
-        const std::vector<double> p = zipf(n, mid);
-        (std::accumulate(p.begin(), p.begin() + long(n / 10), 0.0) < 0.9 ? lo : hi) = mid;
-    }
-    return (lo + hi) / 2;
-}
 // Models of a cache of `frames` under independent references with probabilities p (a share of
 // all accesses): the hit probability mass each predicts.
 // - The best a replacement can do without knowing the future (a static LFU): the top frames.
@@ -573,10 +557,9 @@ TEST(Caching, ZipfHitRatiosFollowTheModelsOfTheReplacement) {
         [&](host::HostCore& cpu) {
             const uint32_t f = m.stack->cache_frames(), frames = kSpus * f;
             const uint64_t n = 10 * uint64_t(frames);
-            const double theta = theta_90_10(n);
-            const std::vector<double> p = zipf(n, theta);
-            std::vector<double> cdf(n);
-            std::partial_sum(p.begin(), p.end(), cdf.begin());
+            const double theta = sw::theta_90_10(n);
+            const std::vector<double> p = sw::zipf(n, theta);
+            const sw::ZipfSampler zipf_rank(p);
             std::vector<uint64_t> block_of(n);  // rank -> block, shuffled (Fisher-Yates)
             std::iota(block_of.begin(), block_of.end(), 0);
             core::Rng shuffle(3);
@@ -607,10 +590,7 @@ TEST(Caching, ZipfHitRatiosFollowTheModelsOfTheReplacement) {
                 std::vector<uint8_t> buf(kBlock);
                 for (unsigned i = 0; i < warm + measured; ++i) {
                     if (i == warm) hits0 = hits();
-                    const double u = core::uniform01(rng);
-                    const uint64_t rank =
-                        uint64_t(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
-                    const uint64_t b = base + block_of[std::min(rank, n - 1)];
+                    const uint64_t b = base + block_of[zipf_rank(rng)];
                     const bool write = rng() % 5 == 0;
                     if (write) buf = pattern(kBlock, i);
                     const double t0 = ns(cpu);

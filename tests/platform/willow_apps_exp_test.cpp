@@ -10,7 +10,7 @@
 namespace {
 
 #ifdef CANOPY_FIRMWARE_DIR
-TEST(PlatformWillowAppsExp, AtomicWritesAndKeyValueAgainstTheHostWays) {
+TEST(PlatformWillowAppsExp, AtomicWritesKeyValueAndCachingAgainstTheHostWays) {
     auto rows = canopy_test::run_experiment("willow-apps", canopy_test::scratch("willow-apps-exp"));
     auto sim = [&](const std::string& id) {
         EXPECT_TRUE(rows.count(id)) << id;
@@ -30,6 +30,16 @@ TEST(PlatformWillowAppsExp, AtomicWritesAndKeyValueAgainstTheHostWays) {
     EXPECT_GT(sim("K.6"), 3.0);
     EXPECT_DOUBLE_EQ(sim("K.3"), sim("K.2") / sim("K.1"));
     EXPECT_DOUBLE_EQ(sim("K.6"), sim("K.5") / sim("K.4"));
+    // Caching against FlashCache on one access sequence: a hit from user space skips the system
+    // call and the kernel's lookup, reads and writes alike; the miss-rate row is the hit ratios'.
+    EXPECT_LT(sim("C.4"), 1.0);
+    EXPECT_GT(sim("C.5"), 0.0);
+    EXPECT_GT(sim("C.6"), 0.0);
+    EXPECT_NEAR(sim("C.3"), 1 - (1 - sim("C.1")) / (1 - sim("C.2")), 1e-9);
+    for (const char* id : {"C.1", "C.2"}) {
+        EXPECT_GT(sim(id), 0.5) << id;  // 90% of the accesses go to twice the frames' blocks
+        EXPECT_LT(sim(id), 0.95) << id;
+    }
 }
 #endif
 
