@@ -206,12 +206,7 @@ class FsKv {
 json kv_run(unsigned pairs) {
     PrototypeMachine m(false, firmware_dir());
     json out;
-    bool done = false;
-    auto& proc = m.platform->host.kernel.create_process("kv");
-    m.platform->host.cores[1]->run(proc, [&](host::HostCore& cpu) {
-        unsigned running = 0;
-        const WillowStack::User user(*m.stack, running);
-        m.stack->wait_ready(cpu);
+    m.run_user("willow-apps", [&](host::HostCore& cpu) {
         auto value = [](unsigned i) {
             std::vector<uint8_t> v(1024);
             for (size_t k = 0; k < v.size(); ++k) v[k] = uint8_t(k * 7 + i);
@@ -232,10 +227,7 @@ json kv_run(unsigned pairs) {
         measure("willow", *kv);
         FsKv host(*m.stack, cpu, m.stack->cfg.kv_buckets, 4 << 20);
         measure("host", host);
-        done = true;
     });
-    sc_core::sc_start();
-    if (!done) throw std::runtime_error("willow-apps: " + m.platform->host.first_fault());
     return out;
 }
 
@@ -249,12 +241,7 @@ json caching_run(unsigned accesses) {
         w.cache_bytes = (CACHE_REGION_BYTES(kFramesPerSpu) + 8191) / 8192 * 8192;
     });
     json out;
-    bool done = false;
-    auto& proc = m.platform->host.kernel.create_process("fio");
-    m.platform->host.cores[1]->run(proc, [&](host::HostCore& cpu) {
-        unsigned running = 0;
-        const WillowStack::User user(*m.stack, running);
-        m.stack->wait_ready(cpu);
+    m.run_user("willow-apps", [&](host::HostCore& cpu) {
         const uint64_t frames = uint64_t(m.stack->cache_frames()) * m.cfg.ssd.spus;
         const uint64_t n = 10 * frames;
         const sw::ZipfSampler rank(sw::zipf(n, sw::theta_90_10(n)));
@@ -301,10 +288,7 @@ json caching_run(unsigned accesses) {
                   : fc->read(cpu, b * kBlock, buf.data(), kBlock);
             },
             [&] { return fc->stats().hits; });
-        done = true;
     });
-    sc_core::sc_start();
-    if (!done) throw std::runtime_error("willow-apps: " + m.platform->host.first_fault());
     return out;
 }
 

@@ -138,9 +138,6 @@ json latency_run(bool quick, bool flash) {
     const unsigned n = quick ? 16 : 64;
     const uint64_t file_bytes = 1 * kMiB;
     json out;
-    bool done = false;
-    auto& proc = m.platform->host.kernel.create_process("user");
-    const uint32_t pid = proc.pid;
     Willow& ssd = m.platform->device.ssd;
     const std::string ring = ssd.ring.name(), dram = ssd.dram.name(),
                       link = m.platform->link.name();
@@ -168,11 +165,8 @@ json latency_run(bool quick, bool flash) {
                     {"spu_ns", spu_insns * 1e3 / m.cfg.ssd.spu.core.clock_mhz},
                     {"pcie_ns", wire * m.cfg.pcie.ns_per_byte()}};
     };
-    m.platform->host.cores[1]->run(proc, [&](host::HostCore& cpu) {
-        unsigned running = 0;
-        const WillowStack::User user(*m.stack, running);
-        m.stack->wait_ready(cpu);
-        m.stack->fs.create(cpu, "/data", file_bytes, pid, 0600);
+    m.run_user("willow-io", [&](host::HostCore& cpu) {
+        m.stack->fs.create(cpu, "/data", file_bytes, cpu.process().pid, 0600);
         std::vector<uint8_t> buf(4 * kKiB, 0x5a);
         auto mean = [&](auto&& op) {
             const double t0 = now_ns(cpu);
@@ -207,10 +201,7 @@ json latency_run(bool quick, bool flash) {
         out["dio_read_4k"] =
             breakdown([&](uint64_t at) { dio->pread(dfd, buf.data(), 4 * kKiB, at); });
         dio->close(dfd);
-        done = true;
     });
-    sc_core::sc_start();
-    if (!done) throw std::runtime_error("willow-io: " + m.platform->host.first_fault());
     return out;
 }
 

@@ -44,6 +44,21 @@ struct PrototypeMachine {
         stack = std::make_unique<WillowStack>(*platform, sc);
         stack->start_kernel(0);
     }
+    // Runs `body` as one user program on host core 1 once the stack is ready, then the
+    // simulation; throws naming `who` and the first host fault when the program did not finish.
+    void run_user(const std::string& who, const std::function<void(host::HostCore&)>& body) {
+        bool done = false;
+        platform->host.cores[1]->run(platform->host.kernel.create_process("user"),
+                                     [&](host::HostCore& cpu) {
+                                         unsigned running = 0;
+                                         const WillowStack::User user(*stack, running);
+                                         stack->wait_ready(cpu);
+                                         body(cpu);
+                                         done = true;
+                                     });
+        sc_core::sc_start();
+        if (!done) throw std::runtime_error(who + ": " + platform->host.first_fault());
+    }
     // Bytes per ns (GB/s) one direction of the link carries, encoding included.
     double link_gbps() const { return 1.0 / cfg.pcie.ns_per_byte(); }
     double stat(const std::string& module, const std::string& name) const {
