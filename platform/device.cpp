@@ -85,6 +85,7 @@ Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link
     bar0.out.bind(ssd.bridge->ctl);        // window 2
     bar0.out.bind(ssd.bridge->doorbells);  // window 3
     ssd.bridge->host.bind(fabric.in);
+    ssd.bridge->attach_coherent(ra);  // coherent HRE queues over CCIX
 }
 
 sw::WillowDevice Device::willow_device() const {

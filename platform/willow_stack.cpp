@@ -55,6 +55,11 @@ sw::BlockGeometry geometry(Platform& p, bool flash) {
     }
     return g;
 }
+sw::WillowDriverConfig driver_config(const sw::HostRuntimeConfig& s) {
+    sw::WillowDriverConfig c = sw::WillowDriverConfig::with_interrupts(s.willow_interrupts);
+    c.coherent_queues = s.willow_coherent_queues;
+    return c;
+}
 }  // namespace
 
 WillowStack::WillowStack(Platform& p, WillowStackConfig c)
@@ -62,7 +67,7 @@ WillowStack::WillowStack(Platform& p, WillowStackConfig c)
       cfg(std::move(c)),
       on_flash(store_on_flash(p)),
       driver(p.willow_device(p.cfg.software.willow_interrupts), sw::HreLayout(),
-             sw::WillowDriverConfig::with_interrupts(p.cfg.software.willow_interrupts)),
+             driver_config(p.cfg.software)),
       kernel(driver, cfg.base_io_app, geometry(p, on_flash)),
       fs(kernel, cfg.fs),
       module(fs,

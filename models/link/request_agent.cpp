@@ -109,13 +109,13 @@ std::string RequestAgent::translate(uint64_t va, uint64_t& pa, uint64_t& page_en
 }
 
 RaResult RequestAgent::access(Op op, uint32_t pasid, uint64_t va, uint8_t* bytes, unsigned length,
-                              sc_time& delay) {
+                              sc_time& delay, Mode mode) {
     const char* what = op == Op::Load ? "load" : "store";
     if (length < 1 || length > kCcixLineBytes)
         return fail(refused_, std::string(what) + " of " + std::to_string(length) + " B at " +
                                   hex(va) + ": 1 to 64 bytes");
     if (!bytes) return fail(refused_, std::string(what) + " without a buffer");
-    if (atc_ && pasid != pasid_)
+    if (atc_ && !mode.physical && pasid != pasid_)
         return fail(refused_, std::string(what) + " for PASID " + std::to_string(pasid) +
                                   ": the ATC translates for PASID " + std::to_string(pasid_));
     if (va + (length - 1) < va) return fail(refused_, std::string(what) + " wraps past 2^64");
@@ -134,7 +134,11 @@ RaResult RequestAgent::access(Op op, uint32_t pasid, uint64_t va, uint8_t* bytes
         const uint64_t v = va + done;
         const unsigned n =
             unsigned(std::min<uint64_t>(length - done, kCcixLineBytes - v % kCcixLineBytes));
-        if (!translated || v >= page_end) {
+        if (mode.physical) {
+            base_va = base_pa = v;
+            page_end = ~0ull;
+            translated = true;
+        } else if (!translated || v >= page_end) {
             const std::string why = translate(v, base_pa, page_end, delay);
             if (!why.empty()) return fail(ats_failures_, why);
             base_va = v;
@@ -142,7 +146,9 @@ RaResult RequestAgent::access(Op op, uint32_t pasid, uint64_t va, uint8_t* bytes
         }
         const uint64_t pa = base_pa + (v - base_va);
         try {
-            if (op == Op::Load)
+            if (op == Op::Load && !mode.allocate && !core::is_valid(cache_->state(pa)))
+                cache_->read_once(pa, bytes + done, n, delay);
+            else if (op == Op::Load)
                 cache_->read(pa, bytes + done, n, delay);
             else
                 cache_->write(pa, bytes + done, n, delay);
@@ -163,6 +169,17 @@ RaResult RequestAgent::access(Op op, uint32_t pasid, uint64_t va, uint8_t* bytes
 
 RaResult RequestAgent::transfer(bool write, uint32_t pasid, uint64_t va, uint8_t* bytes,
                                 uint64_t length, sc_time& delay) {
+    return lines(write, pasid, va, bytes, length, delay, Mode());
+}
+
+RaResult RequestAgent::read_physical(uint64_t pa, void* bytes, uint64_t length, sc_time& delay,
+                                     bool allocate) {
+    return lines(false, pasid_, pa, static_cast<uint8_t*>(bytes), length, delay,
+                 Mode(true, allocate));
+}
+
+RaResult RequestAgent::lines(bool write, uint32_t pasid, uint64_t va, uint8_t* bytes,
+                             uint64_t length, sc_time& delay, Mode mode) {
     if (length == 0) return fail(refused_, "transfer of 0 bytes at " + hex(va));
     // Lines overlap in annotated time, so none may wait for the kernel meanwhile: a thread caller
     // is brought up to date once, before the first line.
@@ -182,7 +199,7 @@ RaResult RequestAgent::transfer(bool write, uint32_t pasid, uint64_t va, uint8_t
         const size_t k = done.size();
         sc_time d = t0 + issue_ * double(k);
         if (k >= cfg_.ra.max_outstanding) d = std::max(d, done[k - cfg_.ra.max_outstanding]);
-        RaResult r = access(write ? Op::Store : Op::Load, pasid, v, bytes + off, n, d);
+        RaResult r = access(write ? Op::Store : Op::Load, pasid, v, bytes + off, n, d, mode);
         if (!r.ok) {
             delay = std::max(end, d);
             return r;
@@ -282,6 +299,20 @@ RaResult RequestAgent::swap(uint32_t pasid, uint64_t va, uint64_t value, uint8_t
                   delay);
 }
 
+void RequestAgent::watch(uint64_t pa, Watcher fn) {
+    watched_[pa - pa % kCcixLineBytes] = std::move(fn);
+}
+
+void RequestAgent::unwatch(uint64_t pa) { watched_.erase(pa - pa % kCcixLineBytes); }
+
+void RequestAgent::fire(uint64_t line, const sc_time& at) {
+    auto it = watched_.find(line);
+    if (it == watched_.end()) return;
+    Watcher fn = std::move(it->second);
+    watched_.erase(it);
+    fn(at);
+}
+
 namespace {
 
 // A CCIX transaction on VC1: the payload's addressing and the link attributes, set and cleared
@@ -343,7 +374,10 @@ core::CoherentHome::Result RequestAgent::send(core::CohRequest req, uint64_t lin
             current_ && (op == CcixOp::WriteBack || op == CcixOp::Evict) ? *current_ : delay;
         at += request_;
         link_initiator->b_transport(t.gp, at);
-        if (op != CcixOp::WriteBack && op != CcixOp::Evict) delay = at;
+        if (op != CcixOp::WriteBack && op != CcixOp::Evict)
+            delay = at;
+        else if (!watched_.empty())
+            fire(line, sc_core::sc_time_stamp() + at);
         if (!t.gp.is_response_ok()) {
             // Posted: nobody waits for an answer; the loss is counted and reported.
             errors_.add();
@@ -425,6 +459,9 @@ void RequestAgent::snoop_b_transport(tlm::tlm_generic_payload& gp, sc_time& dela
     const core::SnoopResponse s =
         cache_->snoop(snoop_kind(h.op), h.address, buf + kCcixHeaderBytes, delay);
     if (s.data) snoop_data_.add();
+    if (s.was_valid && (h.op == CcixOp::SnpUnique || h.op == CcixOp::SnpInvalidate) &&
+        !watched_.empty())
+        fire(h.address, sc_core::sc_time_stamp() + delay);
     CcixHeader r = h;
     r.op = s.data ? CcixOp::SnpRespData : CcixOp::SnpResp;
     r.length = s.data ? uint8_t(kCcixLineBytes) : 0;

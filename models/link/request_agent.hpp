@@ -39,10 +39,12 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <systemc>
 #include <tlm>
+#include <unordered_map>
 
 #include "core/coherence.hpp"
 #include "core/coherent_cache.hpp"
@@ -97,6 +99,21 @@ class RequestAgent : public sc_core::sc_module {
     RaResult swap(uint32_t pasid, uint64_t va, uint64_t value, uint8_t size,
                   sc_core::sc_time& delay);
 
+    // ---- translated requests (the SSD's bridge: the host kernel gave it the physical addresses
+    // of pinned queues, as a PCIe function sends translated requests; no ATC, no PASID) ---------
+    // Reads `length` bytes (any length, as transfer()) at physical `pa`. `allocate` false: the
+    // lines the system cache does not hold are read with ReadOnce and not kept (bulk payloads the
+    // host will overwrite: kept lines would cost the host a snoop per line).
+    RaResult read_physical(uint64_t pa, void* bytes, uint64_t length, sc_core::sc_time& delay,
+                           bool allocate = true);
+    // Calls `fn` once, with the time, when the line holding `pa` leaves the system cache: a snoop
+    // takes it (another agent is about to write it) or the cache evicts it (the watcher must read
+    // it again to keep watching). A watcher reads the line after watching it, so a write racing
+    // the read still wakes it. A new watch of a line replaces the old one.
+    using Watcher = std::function<void(const sc_core::sc_time& at)>;
+    void watch(uint64_t pa, Watcher fn);
+    void unwatch(uint64_t pa);
+
     core::CoherentCache& cache() { return *cache_; }
     core::LineState state(uint64_t physical) const { return cache_->state(physical); }
     const CcixConfig& config() const { return cfg_; }
@@ -108,9 +125,17 @@ class RequestAgent : public sc_core::sc_module {
         using std::runtime_error::runtime_error;
     };
     enum class Op { Load, Store };
+    struct Mode {
+        bool physical;  // the address is translated already
+        bool allocate;  // false: loads of lines not held are ReadOnce
+        explicit Mode(bool p = false, bool a = true) : physical(p), allocate(a) {}
+    };
 
     RaResult access(Op op, uint32_t pasid, uint64_t va, uint8_t* bytes, unsigned length,
-                    sc_core::sc_time& delay);
+                    sc_core::sc_time& delay, Mode mode = Mode());
+    RaResult lines(bool write, uint32_t pasid, uint64_t va, uint8_t* bytes, uint64_t length,
+                   sc_core::sc_time& delay, Mode mode);
+    void fire(uint64_t line, const sc_core::sc_time& at);  // the line's watcher, if any
     // Translates `va`; fills `pa` or returns the reason.
     std::string translate(uint64_t va, uint64_t& pa, uint64_t& page_end, sc_core::sc_time& delay);
     RaResult fail(core::Counter& counter, const std::string& why);
@@ -136,6 +161,7 @@ class RequestAgent : public sc_core::sc_module {
     sc_core::sc_time* current_ = nullptr;  // the caller's delay while an access runs
     uint16_t tag_ = 0;
     std::string last_error_;
+    std::unordered_map<uint64_t, Watcher> watched_;  // line -> its watcher
     core::Counter* requests_[core::kCohRequests];
     core::Counter &loads_, &stores_, &atomics_, &snoops_, &snoop_data_, &refused_, &ats_failures_,
         &errors_;

@@ -15,7 +15,14 @@
  *   - payload buffers: a request whose payload does not fit inline names it by host address,
  *     which must lie inside the window (the bridge refuses anything else: a process cannot make
  *     the SSD read memory that is not its own).
- * Doorbells live in one 4 KiB page per HRE, so the kernel can map each process its own. */
+ * Doorbells live in one 4 KiB page per HRE, so the kernel can map each process its own.
+ *
+ * Coherent queues (the bridge's qp_control.coherent, over CCIX): the host rings no doorbells. An
+ * SQ entry is new when its HRE_FLAG_PHASE equals the pass the host is on over the SQ (1 on the
+ * first, flipping when the queue wraps), as the CQ's phase bit; the bridge watches the next
+ * slot's line in its coherent cache. The host keeps its CQ and RX heads (running counts) in the window's
+ * shadow line (hre_shadow offsets below) with ordinary stores; the bridge reads them when it runs
+ * out of room. The SQ head still reads back from the doorbell page. */
 #ifndef CANOPY_HRE_QUEUE_H
 #define CANOPY_HRE_QUEUE_H
 
@@ -31,6 +38,7 @@
 
 /* hre_sq_entry.flags */
 #define HRE_FLAG_INLINE 1u /* the payload is in inline_payload (length <= HRE_INLINE_BYTES) */
+#define HRE_FLAG_PHASE 0x8000u /* coherent queues: the host's pass over the SQ (see above) */
 
 /* hre_cq_entry.status for responses the bridge itself makes */
 #define HRE_STATUS_OK 0u
@@ -72,6 +80,12 @@ struct hre_cq_entry {
 #define HRE_DOORBELL_RX_HEAD 0x8u /* running count of receive-buffer bytes the host consumed */
 #define HRE_DOORBELL_SQ_HEAD 0xCu /* read-only: the next SQ slot the bridge will fetch (a full
                                      ring's writer reads it to learn which slots are free) */
+
+/* Coherent queues: the shadow line (64 B, line-aligned in the window) of the host's heads. */
+#define HRE_SHADOW_BYTES 64u
+#define HRE_SHADOW_CQ_HEAD 0x0u /* running count (32-bit, wrapping) of CQ entries consumed: read
+                                   lazily, a slot could not tell a full pass from none */
+#define HRE_SHADOW_RX_HEAD 0x4u /* as HRE_DOORBELL_RX_HEAD */
 
 #ifdef __cplusplus
 static_assert(sizeof(struct hre_sq_entry) == HRE_SQ_ENTRY_BYTES, "SQ entry layout");

@@ -11,12 +11,12 @@ using sc_core::sc_time;
 using sc_core::SC_ZERO_TIME;
 
 namespace {
-constexpr uint64_t kEnable = 1u << 0, kIrqEnable = 1u << 1;
+constexpr uint64_t kEnable = 1u << 0, kIrqEnable = 1u << 1, kCoherent = 1u << 2;
 constexpr uint64_t kStatusEnabled = 1u << 0, kStatusConfigError = 1u << 1;
 // The queue-pair registers a write stores into the selected queue pair.
-const char* const kQueueRegs[] = {"qp_hre",        "qp_window_base", "qp_window_bytes",
-                                  "qp_sq_base",    "qp_cq_base",     "qp_rx_base",
-                                  "qp_sq_entries", "qp_cq_entries",  "qp_rx_bytes"};
+const char* const kQueueRegs[] = {
+    "qp_hre",     "qp_window_base", "qp_window_bytes", "qp_sq_base",  "qp_cq_base",
+    "qp_rx_base", "qp_sq_entries",  "qp_cq_entries",   "qp_rx_bytes", "qp_shadow_base"};
 }  // namespace
 
 void BridgeConfig::describe(core::Params& p) {
@@ -58,7 +58,11 @@ core::RegisterMap PcieBridge::register_map() {
              {{"enable", 0, 1,
                "1: check the set-up and start serving the queue pair (heads and tails from 0); "
                "0: stop"},
-              {"irq_enable", 1, 1, "raise the queue pair's MSI for every completion written"}}},
+              {"irq_enable", 1, 1, "raise the queue pair's MSI for every completion written"},
+              {"coherent", 2, 1,
+               "serve the queue over CCIX: watch the submission queue's lines instead of the SQ "
+               "tail doorbell, read the CQ and RX heads from the shadow line (needs the CCIX "
+               "request agent)"}}},
             rw32("qp_hre", 0x0C,
                  "the HRE ID stamped as originating HRE on every request the queue sends (high "
                  "bits: the process's prefix, 0 for the kernel; low 10 bits: the queue pair)"),
@@ -79,12 +83,16 @@ core::RegisterMap PcieBridge::register_map() {
              "the selected queue pair's state",
              {{"enabled", 0, 1, "being served"},
               {"config_error", 1, 1,
-               "the last enable was refused (empty queue, or a queue or buffer outside the "
-               "window), or a set-up register was written while enabled"}}},
+               "the last enable was refused (empty queue, a queue or buffer outside the window, "
+               "coherent without a request agent), a set-up register was written while enabled, "
+               "or a coherent queue's memory could not be read (the queue stopped)"}}},
             ro32("fetched", 0x48, "submission entries fetched (wraps)"),
             ro32("completions", 0x4C, "completion entries written (wraps)"),
             ro32("nacked", 0x50, "SPU requests to HREs answered with a NACK (wraps)"),
             ro32("refused", 0x54, "host entries failed as malformed or outside the window (wraps)"),
+            addr64("qp_shadow_base", 0x58,
+                   "coherent queues: host address of the shadow line holding the host's CQ and RX "
+                   "heads (hre_queue.h)"),
         });
 }
 
@@ -108,8 +116,8 @@ PcieBridge::PcieBridge(sc_core::sc_module_name name, NetworkInterface& ni, core:
       nacked_(services.stats.counter(this->name(), "nacked", "SPU requests to HREs NACKed")),
       refused_(services.stats.counter(this->name(), "refused",
                                       "host entries failed (malformed, outside the window)")),
-      bad_doorbells_(
-          services.stats.counter(this->name(), "bad_doorbells", "doorbell accesses refused")) {
+      bad_doorbells_(services.stats.counter(this->name(), "bad_doorbells",
+                                            "doorbell accesses and shadow heads refused")) {
     ctl.bind(bank_.socket);
     bank_.write("queues", cfg.queue_pairs);
     bank_.on_write("qp_select", [this](const core::RegisterAccess&) {
@@ -137,7 +145,8 @@ void PcieBridge::select_queue(uint32_t qp) {
     if (qp >= cfg_.queue_pairs) return;
     selected_ = qp;
     const QueuePair& q = qps_[qp];
-    bank_.write("qp_control", (q.enabled ? kEnable : 0) | (q.irq ? kIrqEnable : 0));
+    bank_.write("qp_control", (q.enabled ? kEnable : 0) | (q.irq ? kIrqEnable : 0) |
+                                  (q.coherent ? kCoherent : 0));
     bank_.write("qp_hre", q.hre);
     bank_.write("qp_window_base", q.window_base);
     bank_.write("qp_window_bytes", q.window_bytes);
@@ -147,6 +156,7 @@ void PcieBridge::select_queue(uint32_t qp) {
     bank_.write("qp_sq_entries", q.sq_entries);
     bank_.write("qp_cq_entries", q.cq_entries);
     bank_.write("qp_rx_bytes", q.rx_bytes);
+    bank_.write("qp_shadow_base", q.shadow_base);
     bank_.write("qp_status", q.enabled ? kStatusEnabled : 0);
 }
 
@@ -166,6 +176,7 @@ void PcieBridge::queue_written() {
     q.sq_entries = uint32_t(bank_.read("qp_sq_entries"));
     q.cq_entries = uint32_t(bank_.read("qp_cq_entries"));
     q.rx_bytes = uint32_t(bank_.read("qp_rx_bytes"));
+    q.shadow_base = bank_.read("qp_shadow_base");
 }
 
 bool PcieBridge::in_window(const QueuePair& q, uint64_t addr, uint64_t bytes) const {
@@ -177,24 +188,40 @@ void PcieBridge::enable_written() {
     QueuePair& q = qps_[selected_];
     const uint64_t control = bank_.read("qp_control");
     q.irq = (control & kIrqEnable) != 0;
-    const bool want = (control & kEnable) != 0;
+    const bool want = (control & kEnable) != 0, coherent = (control & kCoherent) != 0;
     if (want && !q.enabled) {
+        // Coherent queues watch whole lines: their entries and the shadow line are line-aligned.
         const bool ok = q.sq_entries > 0 && q.cq_entries > 0 &&
                         in_window(q, q.sq_base, uint64_t(q.sq_entries) * HRE_SQ_ENTRY_BYTES) &&
                         in_window(q, q.cq_base, uint64_t(q.cq_entries) * HRE_CQ_ENTRY_BYTES) &&
-                        in_window(q, q.rx_base, q.rx_bytes);
+                        in_window(q, q.rx_base, q.rx_bytes) &&
+                        (!coherent || (ra_ && q.sq_base % HRE_SHADOW_BYTES == 0 &&
+                                       q.shadow_base % HRE_SHADOW_BYTES == 0 &&
+                                       in_window(q, q.shadow_base, HRE_SHADOW_BYTES)));
         if (!ok) {
             bank_.write("qp_control", control & ~kEnable);
             bank_.write("qp_status", kStatusConfigError);
             return;
         }
         q.sq_head = q.sq_tail = 0;
+        q.sq_phase = true;
+        q.wake_at = SC_ZERO_TIME;
         q.cq_written = q.cq_consumed = 0;
         q.rx_tail = q.rx_head = 0;
         q.pending.clear();
+        q.coherent = coherent;
+        // A coherent queue starts watching its first slot.
+        if (coherent && !queued_[selected_]) queued_[selected_] = true, ready_.push_back(selected_);
+        work_.notify(SC_ZERO_TIME);
     }
+    if (!want) unwatch_all(q);
     q.enabled = want;
     bank_.write("qp_status", q.enabled ? kStatusEnabled : 0);
+}
+
+void PcieBridge::unwatch_all(QueuePair& q) {
+    for (uint64_t* line : {&q.watched_sq, &q.watched_shadow})
+        if (*line) ra_->unwatch(*line), *line = 0;
 }
 
 // ---- doorbells -----------------------------------------------------------------------------
@@ -225,35 +252,34 @@ void PcieBridge::doorbell(tlm::tlm_generic_payload& gp, sc_time& delay) {
         bad_doorbells_.add();
         return;
     }
-    switch (reg) {
-        case HRE_DOORBELL_SQ_TAIL:
-            if (v >= q.sq_entries) {
-                bad_doorbells_.add();
-                return;
-            }
+    bool ok;
+    if (reg == HRE_DOORBELL_SQ_TAIL) {
+        // A coherent queue has no tail doorbell: the bridge watches the queue itself.
+        ok = v < q.sq_entries && !q.coherent;
+        if (ok) {
             q.sq_tail = v;
             if (!queued_[qp]) queued_[qp] = true, ready_.push_back(qp);
-            break;
-        case HRE_DOORBELL_CQ_HEAD: {
-            if (v >= q.cq_entries) {
-                bad_doorbells_.add();
-                return;
-            }
-            // The head is a slot; the running count moves forward to it, never past what was
-            // written.
-            const uint64_t step = (v + q.cq_entries - q.cq_consumed % q.cq_entries) % q.cq_entries;
-            q.cq_consumed = std::min(q.cq_consumed + step, q.cq_written);
-            break;
         }
-        default:  // RX head: a running byte count (32-bit, wrapping)
-            if (uint32_t(q.rx_tail - v) > q.rx_bytes) {  // beyond what was handed out
-                bad_doorbells_.add();
-                return;
-            }
-            q.rx_head = v;
-            break;
+    } else {
+        ok = reg == HRE_DOORBELL_CQ_HEAD ? set_cq_head(q, v) : set_rx_head(q, v);
     }
+    if (!ok) return bad_doorbells_.add();
     work_.notify(delay);
+}
+
+bool PcieBridge::set_cq_head(QueuePair& q, uint32_t slot) {
+    if (slot >= q.cq_entries) return false;
+    // The head is a slot; the running count moves forward to it, never past what was written.
+    const uint64_t step = (slot + q.cq_entries - q.cq_consumed % q.cq_entries) % q.cq_entries;
+    q.cq_consumed = std::min(q.cq_consumed + step, q.cq_written);
+    return true;
+}
+
+bool PcieBridge::set_rx_head(QueuePair& q, uint32_t count) {
+    // A running byte count (32-bit, wrapping), never beyond what was handed out.
+    if (uint32_t(q.rx_tail - count) > q.rx_bytes) return false;
+    q.rx_head = count;
+    return true;
 }
 
 // ---- the engine ------------------------------------------------------------------------------
@@ -294,10 +320,10 @@ void PcieBridge::fetch_engine() {
         const uint32_t qp = ready_.front();
         ready_.pop_front();
         queued_[qp] = false;
-        fetch(qp);
         const QueuePair& q = qps_[qp];
-        if (q.enabled && q.sq_head != q.sq_tail && !queued_[qp])
-            queued_[qp] = true, ready_.push_back(qp);
+        // A coherent queue that had an entry looks at its next slot (and watches it).
+        const bool more = q.coherent ? fetch_coherent(qp) : (fetch(qp), q.sq_head != q.sq_tail);
+        if (q.enabled && more && !queued_[qp]) queued_[qp] = true, ready_.push_back(qp);
     }
 }
 
@@ -330,12 +356,84 @@ void PcieBridge::fetch(uint32_t qp) {
     }
 }
 
+bool PcieBridge::fetch_coherent(uint32_t qp) {
+    QueuePair& q = qps_[qp];
+    // The snoop that woke the queue reached the bridge at wake_at.
+    if (q.wake_at > sc_core::sc_time_stamp()) wait(q.wake_at - sc_core::sc_time_stamp());
+    if (!q.enabled || !q.coherent) return false;
+    // Watched before the read: a host write racing the read still wakes the queue.
+    const uint64_t line = q.sq_base + uint64_t(q.sq_head) * HRE_SQ_ENTRY_BYTES;
+    ra_->watch(line, [this, qp](const sc_time& at) { wake(qp, at); });
+    q.watched_sq = line;
+    hre_sq_entry e;
+    sc_time d = SC_ZERO_TIME;
+    const bool ok = ra_->read_physical(line, &e, sizeof e, d).ok;
+    wait(d);
+    if (!ok) {  // the queue's own memory failed: stop it rather than fail every slot after it
+        refused_.add();
+        unwatch_all(q);
+        q.enabled = false;
+        if (selected_ == qp) bank_.write("qp_status", kStatusConfigError);
+        return false;
+    }
+    if (((e.flags & HRE_FLAG_PHASE) != 0) != q.sq_phase) return false;  // the watch wakes it
+    ra_->unwatch(line);
+    q.watched_sq = 0;
+    process(qp, e, true);
+    wait(sc_time(cfg_.entry_ns, SC_NS));
+    return true;
+}
+
+void PcieBridge::wake(uint32_t qp, const sc_time& at) {
+    QueuePair& q = qps_[qp];
+    q.watched_sq = 0;
+    q.wake_at = at;
+    if (!queued_[qp]) queued_[qp] = true, ready_.push_back(qp);
+    const sc_time now = sc_core::sc_time_stamp();
+    work_.notify(at > now ? at - now : SC_ZERO_TIME);
+}
+
+void PcieBridge::refresh_heads(uint32_t qp) {
+    QueuePair& q = qps_[qp];
+    if (!q.coherent || !q.enabled) return;
+    // Watched before the read, as the SQ lines: the host's next head store wakes the engines.
+    ra_->watch(q.shadow_base, [this, qp](const sc_time& at) {
+        qps_[qp].watched_shadow = 0;
+        const sc_time now = sc_core::sc_time_stamp();
+        work_.notify(at > now ? at - now : SC_ZERO_TIME);
+    });
+    q.watched_shadow = q.shadow_base;
+    uint32_t heads[2];
+    sc_time d = SC_ZERO_TIME;
+    const bool ok = ra_->read_physical(q.shadow_base, heads, sizeof heads, d).ok;
+    wait(d);
+    if (!ok || !q.enabled) return;
+    // The CQ head is a running count here, never beyond what was written.
+    const uint32_t consumed = heads[HRE_SHADOW_CQ_HEAD / 4] - uint32_t(q.cq_consumed);
+    if (consumed <= q.cq_written - q.cq_consumed)
+        q.cq_consumed += consumed;
+    else
+        bad_doorbells_.add();
+    if (!set_rx_head(q, heads[HRE_SHADOW_RX_HEAD / 4])) bad_doorbells_.add();
+}
+
+bool PcieBridge::read_host(const QueuePair& q, uint64_t addr, void* data, uint32_t bytes) {
+    if (!q.coherent) return dma(false, addr, data, bytes);
+    sc_time d = SC_ZERO_TIME;
+    const bool ok = ra_->read_physical(addr, data, bytes, d, false).ok;
+    wait(d);
+    return ok;
+}
+
 void PcieBridge::process(uint32_t qp, const hre_sq_entry& e, bool read_ok) {
     QueuePair& q = qps_[qp];
     // The slot is free for the host again only once its payload has been read.
     struct Advance {
         QueuePair& q;
-        ~Advance() { q.sq_head = (q.sq_head + 1) % q.sq_entries; }
+        ~Advance() {
+            q.sq_head = (q.sq_head + 1) % q.sq_entries;
+            if (q.sq_head == 0) q.sq_phase = !q.sq_phase;
+        }
     } advance{q};
     fetched_.add();
     hre_cq_entry fail{};
@@ -365,7 +463,7 @@ void PcieBridge::process(uint32_t qp, const hre_sq_entry& e, bool read_ok) {
         std::memcpy(payload.data(), e.inline_payload, e.length);
     } else {
         if (!in_window(q, e.payload_addr, e.length)) return refuse(HRE_STATUS_BAD_ADDRESS);
-        if (!dma(false, e.payload_addr, payload.data(), e.length))
+        if (!read_host(q, e.payload_addr, payload.data(), e.length))
             return refuse(HRE_STATUS_BAD_ADDRESS);
     }
     const uint16_t tag = new_tag(qp, e.tag);
@@ -406,13 +504,17 @@ void PcieBridge::deliver_request() {
     };
     if (qp >= cfg_.queue_pairs || !qps_[qp].enabled) return nack();
     QueuePair& q = qps_[qp];
-    if (q.cq_written + q.pending.size() - q.cq_consumed >= q.cq_entries) return nack();
     // A contiguous piece of the receive buffer: skip the tail end when it does not fit.
     uint32_t off = uint32_t(q.rx_tail % std::max<uint32_t>(q.rx_bytes, 1));
-    uint32_t skip = off + h.length > q.rx_bytes ? q.rx_bytes - off : 0;
+    const uint32_t skip = off + h.length > q.rx_bytes ? q.rx_bytes - off : 0;
     if (skip) off = 0;
-    if (h.length > q.rx_bytes || uint32_t(q.rx_tail - q.rx_head) + skip + h.length > q.rx_bytes)
-        return nack();
+    auto no_room = [&] {
+        return cq_full(q) || h.length > q.rx_bytes ||
+               uint32_t(q.rx_tail - q.rx_head) + skip + h.length > q.rx_bytes;
+    };
+    // A coherent queue's heads are in host memory: read them before giving up.
+    if (no_room() && q.coherent) refresh_heads(qp);
+    if (!q.enabled || no_room()) return nack();
     std::vector<uint8_t> payload(h.length);
     ni_.read_request(payload.data(), payload.size());
     ni_.pop_request();
@@ -437,6 +539,11 @@ void PcieBridge::complete(uint32_t qp, const hre_cq_entry& e) {
 
 void PcieBridge::flush_completions(uint32_t qp) {
     QueuePair& q = qps_[qp];
+    // A coherent queue's CQ head is in host memory: read it when the queue looks full (and, while
+    // it stays full, the watch on the shadow line wakes the engine when the host moves it).
+    if (q.coherent && q.enabled && q.cq_written - q.cq_consumed >= q.cq_entries &&
+        !q.watched_shadow)
+        refresh_heads(qp);
     while (!q.pending.empty() && q.enabled && q.cq_written - q.cq_consumed < q.cq_entries) {
         hre_cq_entry e = q.pending.front();
         q.pending.pop_front();

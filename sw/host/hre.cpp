@@ -15,6 +15,17 @@ void Hre::doorbell(uint32_t offset, uint32_t value) {
     cpu_.store<uint32_t>(ep_.doorbell_va + offset, value);
 }
 
+void Hre::publish_head(uint32_t doorbell_offset, uint32_t doorbell_value, uint32_t shadow_offset,
+                       uint32_t shadow_value) {
+    // A coherent queue's heads are ordinary stores to the shadow line, which the bridge reads
+    // only when it runs out of room.
+    if (ep_.coherent)
+        cpu_.store<uint32_t>(ep_.window_va + ep_.layout.shadow_offset() + shadow_offset,
+                             shadow_value);
+    else
+        doorbell(doorbell_offset, doorbell_value);
+}
+
 void Hre::copy_in(uint64_t va, const uint8_t* src, uint32_t bytes) {
     for (uint32_t done = 0; done < bytes;) {
         const uint32_t n = std::min<uint32_t>(64 - uint32_t((va + done) % 64), bytes - done);
@@ -38,10 +49,14 @@ void Hre::submit(const void* entry) {
         sq_head_ = cpu_.load<uint32_t>(ep_.doorbell_va + HRE_DOORBELL_SQ_HEAD) % n;
         if ((sq_tail_ + 1) % n == sq_head_ && !poll()) cpu_.compute_ns(cfg_.poll_gap_ns);
     }
-    cpu_.store(ep_.window_va + ep_.layout.sq_offset() + uint64_t(sq_tail_) * HRE_SQ_ENTRY_BYTES,
-               entry, HRE_SQ_ENTRY_BYTES);
-    sq_tail_ = (sq_tail_ + 1) % ep_.layout.sq_entries;
-    doorbell(HRE_DOORBELL_SQ_TAIL, sq_tail_);
+    // One store of the whole entry (one line): a coherent queue's bridge never sees half of it.
+    hre_sq_entry e;
+    std::memcpy(&e, entry, sizeof e);
+    if (ep_.coherent && sq_phase_) e.flags |= HRE_FLAG_PHASE;
+    cpu_.store(ep_.window_va + ep_.layout.sq_offset() + uint64_t(sq_tail_) * HRE_SQ_ENTRY_BYTES, &e,
+               HRE_SQ_ENTRY_BYTES);
+    if (++sq_tail_ == n) sq_tail_ = 0, sq_phase_ = !sq_phase_;
+    if (!ep_.coherent) doorbell(HRE_DOORBELL_SQ_TAIL, sq_tail_);
 }
 
 uint16_t Hre::send(uint8_t node, uint16_t rpc_id, const void* payload, uint32_t bytes) {
@@ -77,7 +92,8 @@ bool Hre::poll() {
     cpu_.load(at, &e, sizeof e);
     if ((e.phase & 1) != phase_) return false;
     if (++cq_head_ == ep_.layout.cq_entries) cq_head_ = 0, phase_ ^= 1;
-    doorbell(HRE_DOORBELL_CQ_HEAD, cq_head_);
+    ++cq_consumed_;
+    publish_head(HRE_DOORBELL_CQ_HEAD, cq_head_, HRE_SHADOW_CQ_HEAD, cq_consumed_);
     if (e.kind == HRE_KIND_RESPONSE) {
         responses_[e.tag] = {e.tag, e.node, e.result, e.status};
     } else {
@@ -188,7 +204,8 @@ void Hre::release(const Request& r) {
         rx_consumed_ = pieces_.front().end;
         pieces_.pop_front();
     }
-    if (rx_consumed_ != before) doorbell(HRE_DOORBELL_RX_HEAD, rx_consumed_);
+    if (rx_consumed_ != before)
+        publish_head(HRE_DOORBELL_RX_HEAD, rx_consumed_, HRE_SHADOW_RX_HEAD, rx_consumed_);
 }
 
 void Hre::idle() {

@@ -3,7 +3,9 @@
 // an SPU, append its payload, finish it (send), wait for its fixed-size response; receive the
 // requests SPUs send to this HRE and answer them. It works on the HRE's queues in host memory
 // (models/ssd/hre_queue.h) with ordinary loads and stores and rings the bridge's doorbells by
-// MMIO, as a user-space library with OS bypass does: no system call per RPC.
+// MMIO, as a user-space library with OS bypass does: no system call per RPC. On a coherent queue
+// (HreEndpoint::coherent, over CCIX) it rings no doorbells: entries carry the SQ pass in their
+// phase flag and the heads go to the window's shadow line.
 //
 // Requests: the payload goes inline in the submission entry when it fits (40 B), otherwise into
 // the submission slot's payload buffer in the HRE's DMA window. A full submission ring (one slot
@@ -102,6 +104,9 @@ class Hre {
     std::optional<Request> take(std::optional<uint16_t> rpc_id);  // polls until one matches
     void submit(const void* entry);
     void doorbell(uint32_t offset, uint32_t value);
+    // The CQ or RX head: a doorbell, or on a coherent queue a store to the shadow line.
+    void publish_head(uint32_t doorbell_offset, uint32_t doorbell_value, uint32_t shadow_offset,
+                      uint32_t shadow_value);
     void copy_out(uint64_t va, uint8_t* dst, uint32_t bytes);
     void copy_in(uint64_t va, const uint8_t* src, uint32_t bytes);
 
@@ -109,7 +114,9 @@ class Hre {
     HreEndpoint ep_;
     HreConfig cfg_;
     uint32_t sq_tail_ = 0, sq_head_ = 0, cq_head_ = 0;
+    uint32_t cq_consumed_ = 0;  // running count: a coherent queue's shadow CQ head
     uint16_t phase_ = 1, next_tag_ = 0;
+    bool sq_phase_ = true;    // coherent queues: the pass over the SQ (HRE_FLAG_PHASE)
     uint64_t irqs_seen_ = 0;  // the queue pair's MSI count at the last pause
     struct Piece {            // a request's space in the receive buffer, in allocation order
         uint64_t id;

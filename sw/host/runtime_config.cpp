@@ -11,7 +11,10 @@ void HostRuntimeConfig::describe(core::Params& p) {
                 "CCIX software API per startTrans beyond its register accesses [calibrated to E1 "
                 "with sw.tapasco_job_ns]",
                 0.0, 1e9)("willow_interrupts", willow_interrupts,
-                          "Willow's HREs sleep until their queue pair's MSI instead of polling");
+                          "Willow's HREs sleep until their queue pair's MSI instead of polling")(
+        "willow_coherent_queues", willow_coherent_queues,
+        "Willow's HRE queues are served over CCIX: the bridge watches the submission queues "
+        "through the device's request agent; the host rings no doorbells");
 }
 
 }  // namespace canopy::sw

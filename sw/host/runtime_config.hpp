@@ -24,6 +24,9 @@ struct HostRuntimeConfig {
     // Willow's HREs wait for completions by interrupt (the bridge's MSI per queue pair, host.msi)
     // instead of polling their completion queues [Willow 3.2: "interrupts or polling"].
     bool willow_interrupts = false;
+    // Willow's HRE queues are served over CCIX (the bridge watches them through the device's
+    // request agent) instead of by doorbells.
+    bool willow_coherent_queues = false;
     void describe(core::Params& p);  // under "sw."
 };
 

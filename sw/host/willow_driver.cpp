@@ -13,7 +13,7 @@ const core::RegisterMap& bridge_map() {
     static const core::RegisterMap map = ssd::PcieBridge::register_map();
     return map;
 }
-constexpr uint64_t kEnable = 1, kIrqEnable = 2, kEnabledStatus = 1;
+constexpr uint64_t kEnable = 1, kIrqEnable = 2, kCoherent = 4, kEnabledStatus = 1;
 }  // namespace
 
 WillowDriver::WillowDriver(WillowDevice device, HreLayout layout, WillowDriverConfig cfg)
@@ -79,10 +79,22 @@ HreEndpoint WillowDriver::open(host::HostCore& cpu, bool kernel) {
     reg(cpu, "qp_cq_entries", layout_.cq_entries);
     reg(cpu, "qp_rx_bytes", layout_.rx_bytes);
     e.interrupts = cfg_.interrupts && device_.msi;
-    reg(cpu, "qp_control", kEnable | (e.interrupts ? kIrqEnable : 0));
+    e.coherent = cfg_.coherent_queues;
+    if (e.coherent) {
+        // Entries are new by their phase flag: no stale one of an earlier user may pass for new.
+        const uint8_t zero[HRE_SQ_ENTRY_BYTES] = {};
+        for (uint32_t i = 0; i < layout_.sq_entries; ++i)
+            cpu.store(e.window_va + layout_.sq_offset() + uint64_t(i) * HRE_SQ_ENTRY_BYTES, zero,
+                      HRE_SQ_ENTRY_BYTES);
+        cpu.store(e.window_va + layout_.shadow_offset(), zero, HRE_SHADOW_BYTES);
+        reg(cpu, "qp_shadow_base", e.window_pa + layout_.shadow_offset());
+    }
+    reg(cpu, "qp_control",
+        kEnable | (e.interrupts ? kIrqEnable : 0) | (e.coherent ? kCoherent : 0));
     if (!(reg(cpu, "qp_status") & kEnabledStatus))
         throw host::HostFault("Willow driver: the bridge refused queue pair " + std::to_string(qp) +
-                              "'s set-up");
+                              "'s set-up" +
+                              (e.coherent ? " as a coherent queue (no CCIX request agent?)" : ""));
     used_[qp] = true;
     e.doorbell_va = cpu.map_device(device_.doorbells_pa + uint64_t(qp) * HRE_DOORBELL_PAGE_BYTES,
                                    HRE_DOORBELL_PAGE_BYTES);

@@ -43,7 +43,9 @@ struct HreLayout {
     uint64_t payload_offset(uint32_t slot) const {
         return rx_offset() + rx_bytes + uint64_t(slot) * payload_bytes;
     }
-    uint64_t window_bytes() const { return payload_offset(sq_entries); }
+    // Coherent queues: the line where the host publishes its CQ and RX heads (hre_queue.h).
+    uint64_t shadow_offset() const { return (payload_offset(sq_entries) + 63) / 64 * 64; }
+    uint64_t window_bytes() const { return shadow_offset() + 64; }
 };
 
 struct HreEndpoint {
@@ -55,6 +57,7 @@ struct HreEndpoint {
     HreLayout layout;
     WillowDevice device;
     bool interrupts = false;  // the bridge raises the queue pair's MSI for each completion
+    bool coherent = false;    // served over CCIX: no doorbells (hre_queue.h "Coherent queues")
 };
 
 struct WillowDriverConfig {
@@ -64,6 +67,9 @@ struct WillowDriverConfig {
     // sleeps until its queue pair's MSI (host.msi) instead of polling its completion queue.
     // Needs WillowDevice::msi.
     bool interrupts = false;
+    // Coherent queues: the bridge watches each HRE's submission queue over CCIX instead of
+    // waiting for doorbells (models/ssd/pcie_bridge.hpp).
+    bool coherent_queues = false;
     static WillowDriverConfig with_interrupts(bool on) {
         WillowDriverConfig c;
         c.interrupts = on;

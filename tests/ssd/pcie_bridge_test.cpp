@@ -1,7 +1,8 @@
 // Willow's PCIe bridge (models/ssd/pcie_bridge): queue-pair set-up through its registers, RPCs
 // fetched from a submission queue in host memory and stamped with the queue's HRE, responses
 // and SPU requests written to the completion queue and receive buffer, and the refusals: payload
-// outside the DMA window, malformed entries, doorbells of a disabled queue, a bad set-up, and
+// outside the DMA window, malformed entries, doorbells of a disabled queue, a bad set-up (a
+// coherent queue without a request agent among them), and
 // SPU requests to an HRE with no room (NACKed). The SPU side is a test thread on a network
 // interface; host memory is a plain memory. Each TEST elaborates once (its own process).
 #include <gtest/gtest.h>
@@ -116,7 +117,7 @@ struct Bench : sc_core::sc_module {
         return access(bell, true, uint64_t(qp) * HRE_DOORBELL_PAGE_BYTES + offset, v, 4);
     }
     // Sets queue pair `qp` up in the window; true when it was enabled.
-    bool setup(uint32_t qp, uint32_t hre, uint64_t sq = kSq) {
+    bool setup(uint32_t qp, uint32_t hre, uint64_t sq = kSq, uint64_t control = 1) {
         reg("qp_select", qp);
         reg("qp_hre", hre);
         reg("qp_window_base", kWindow);
@@ -127,7 +128,8 @@ struct Bench : sc_core::sc_module {
         reg("qp_sq_entries", kSqEntries);
         reg("qp_cq_entries", kCqEntries);
         reg("qp_rx_bytes", kRxBytes);
-        reg("qp_control", 1);
+        reg("qp_shadow_base", kPayload - 64);
+        reg("qp_control", control);
         return reg("qp_status") & 1;
     }
     void put_sq(uint32_t slot, const hre_sq_entry& e) {
@@ -275,6 +277,10 @@ TEST(PcieBridge, BadSetUpAndDoorbellsOfADisabledQueueDoNothing) {
         uint64_t v = 0;
         EXPECT_FALSE(bb.access(bb.bell, true, 4 * HRE_DOORBELL_PAGE_BYTES, v, 4));  // no page
         EXPECT_EQ(bb.reg("queues"), 4u);
+        // A coherent queue needs a CCIX request agent, which this bridge has not.
+        EXPECT_FALSE(bb.setup(2, 2, kSq, 1 | 4));
+        EXPECT_EQ(bb.reg("qp_status"), 2u);
+        EXPECT_TRUE(bb.setup(2, 2));  // the same set-up with doorbells is fine
         wait(sc_time(10, sc_core::SC_US));
     };
     sc_core::sc_start(sc_time(1, sc_core::SC_MS));
