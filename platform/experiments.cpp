@@ -15,6 +15,7 @@
 #include "platform/ftl_experiment.hpp"
 #include "platform/nand_experiments.hpp"
 #include "platform/pcie_experiments.hpp"
+#include "platform/rpc_latency_experiment.hpp"
 #include "platform/willow_apps_experiment.hpp"
 #include "platform/willow_io.hpp"
 
@@ -82,6 +83,11 @@ const std::vector<Experiment>& experiments() {
          "1 KiB), and Caching against FlashCache in front of a disk (Zipf 90/10), on the "
          "prototype's machine",
          quick_only(willow_apps)},
+        {"rpc-latency",
+         "Willow's RPCs through PCIe doorbells against coherent queues over CCIX (the bridge "
+         "watches the submission queues through the device's request agent): round trip of a "
+         "null RPC, Base-IO and Direct-IO 4 KiB reads and writes, one at a time, on PCIe 4.0 x8",
+         quick_only(rpc_latency)},
         {"ftl",
          "the FTL (sw/firmware/ftl) on a channel's flash controller and 2 dies x 2 planes of "
          "TLC: write amplification (against the greedy-GC estimate, not a published value), mean "
