@@ -121,6 +121,7 @@ void FlashCache::piece(host::HostCore& cpu, bool write, uint64_t block, uint32_t
 }
 
 void FlashCache::read(host::HostCore& cpu, uint64_t offset, void* dst, uint64_t bytes) {
+    if (cfg_.under_file_system) cpu.compute_ns(fs_.config().read_ns);
     for_each_block(offset, bytes, disk_blocks_, "FlashCache: a read",
                    [&](uint64_t block, uint32_t in, uint64_t done, uint32_t n) {
                        piece(cpu, false, block, in, static_cast<uint8_t*>(dst) + done, n);
@@ -128,6 +129,7 @@ void FlashCache::read(host::HostCore& cpu, uint64_t offset, void* dst, uint64_t 
 }
 
 void FlashCache::write(host::HostCore& cpu, uint64_t offset, const void* src, uint64_t bytes) {
+    if (cfg_.under_file_system) cpu.compute_ns(fs_.config().write_ns);
     for_each_block(offset, bytes, disk_blocks_, "FlashCache: a write",
                    [&](uint64_t block, uint32_t in, uint64_t done, uint32_t n) {
                        // Only read from.

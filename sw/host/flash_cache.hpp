@@ -3,7 +3,8 @@
 // an SSD used as a plain block device (here Willow's Base-IO). Every access is a system call; the
 // kernel finds the block in metadata it keeps in host memory and moves the data with Base-IO
 // requests through the block layer (the costs of sw/host/willow_fs: syscall_ns, block_ns,
-// completion_ns), and misses go to the disk through the block layer too.
+// completion_ns), and misses go to the disk through the block layer too; a program's files above
+// it also pay the file system's own path per call (FlashCacheConfig::under_file_system).
 //
 // As FlashCache does (its defaults): set-associative, 512 blocks a set, the set of disk block b is
 // (b / 512) % sets; FIFO replacement inside a set (LRU by choice); write-back, and in that mode
@@ -33,6 +34,10 @@ struct FlashCacheConfig {
     // The target's own work per request: the set's lookup under its lock, remapping the request.
     // Assumed 1 us.
     double lookup_ns = 1000.0;
+    // The caller's files lie in a file system on the cached device, as Fio's 1-128 GiB files did
+    // in Willow 4.4's measurement: each call also pays the file system's path (WillowFsConfig
+    // read_ns, write_ns) above the target. False: the program reads the cached device itself.
+    bool under_file_system = true;
 };
 
 class FlashCache {
