@@ -213,30 +213,32 @@ void WillowStack::setup_regions(sw::WillowApps& apps) {
         }
 }
 
+void WillowStack::grant_region(host::HostCore& cpu, const std::function<uint32_t(uint32_t)>& base,
+                               uint32_t bytes) {
+    std::vector<sw::NvmRange> ranges;
+    for (uint32_t s = 0; s < kernel.spus(); ++s) ranges.push_back({s, base(s), bytes});
+    module.grant_region(*kernel.on(cpu).apps, cpu.process().pid, ranges,
+                        SPU_OS_PERM_READ | SPU_OS_PERM_WRITE);
+}
+
 std::unique_ptr<sw::AtomicWrites> WillowStack::atomic_writes(host::HostCore& cpu,
                                                              sw::DirectIo& dio) {
-    sw::WillowApps& apps = *kernel.on(cpu).apps;
-    const uint32_t pid = cpu.process().pid;
-    for (uint32_t s = 0; s < kernel.spus(); ++s)
-        apps.grant(pid, aw_base(s), cfg.aw_bytes, SPU_OS_PERM_READ | SPU_OS_PERM_WRITE, {s});
+    grant_region(
+        cpu, [&](uint32_t s) { return aw_base(s); }, cfg.aw_bytes);
     return std::make_unique<sw::AtomicWrites>(dio, cfg.atomic_writes_app);
 }
 
 std::unique_ptr<sw::KvStore> WillowStack::key_value(host::HostCore& cpu) {
-    sw::WillowApps& apps = *kernel.on(cpu).apps;
-    const uint32_t pid = cpu.process().pid;
-    for (uint32_t s = 0; s < kernel.spus(); ++s)
-        apps.grant(pid, kv_base(s), cfg.kv_bytes, SPU_OS_PERM_READ | SPU_OS_PERM_WRITE, {s});
+    grant_region(
+        cpu, [&](uint32_t s) { return kv_base(s); }, cfg.kv_bytes);
     return std::make_unique<sw::KvStore>(std::make_unique<sw::Hre>(cpu, driver.open(cpu)),
                                          cfg.kv_app, kernel.spus(), cfg.kv_buckets);
 }
 
 std::unique_ptr<sw::SsdCache> WillowStack::caching(host::HostCore& cpu) {
     if (!cfg.cache_bytes) throw host::HostFault("Willow stack: no Caching app (cache_bytes = 0)");
-    sw::WillowApps& apps = *kernel.on(cpu).apps;
-    const uint32_t pid = cpu.process().pid;
-    for (uint32_t s = 0; s < kernel.spus(); ++s)
-        apps.grant(pid, cache_base(s), cfg.cache_bytes, SPU_OS_PERM_READ | SPU_OS_PERM_WRITE, {s});
+    grant_region(
+        cpu, [&](uint32_t s) { return cache_base(s); }, cfg.cache_bytes);
     return std::make_unique<sw::SsdCache>(cpu, std::make_unique<sw::Hre>(cpu, driver.open(cpu)),
                                           cache_manager);
 }

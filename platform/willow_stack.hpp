@@ -9,7 +9,6 @@
 #pragma once
 
 #include <functional>
-
 #include <memory>
 #include <string>
 
@@ -114,6 +113,9 @@ class WillowStack {
     // The flash store's counters summed over the SPUs, read with STAT RPCs from the calling
     // core's kernel HRE (all zero on the SSD-memory store).
     sw::StoreStats store_stats(host::HostCore& cpu);
+    // Where the Key-Value table and Atomic-Writes' log region start in SPU `spu`'s store.
+    uint32_t kv_base(uint32_t spu) const;
+    uint32_t aw_base(uint32_t spu) const { return kv_base(spu) - cfg.aw_bytes; }
 
     Platform& platform;
     const WillowStackConfig cfg;
@@ -127,10 +129,12 @@ class WillowStack {
 
   private:
     void attach_store(sw::WillowApps& apps);
-    // Bytes of each SPU's store (the striping's rows) and where its Key-Value region starts.
+    // Bytes of each SPU's store (the striping's rows).
     uint64_t spu_store_bytes() const;
-    uint32_t kv_base(uint32_t spu) const;
-    uint32_t aw_base(uint32_t spu) const { return kv_base(spu) - cfg.aw_bytes; }
+    // Gives the calling process an app's region, [base(s), base(s) + bytes) on every SPU s, for
+    // good: the Direct-IO module grants it again after a permission miss.
+    void grant_region(host::HostCore& cpu, const std::function<uint32_t(uint32_t)>& base,
+                      uint32_t bytes);
     uint32_t cache_base(uint32_t spu) const { return aw_base(spu) - cfg.cache_bytes; }
     // The store below the apps' regions: the file system's, per SPU.
     uint64_t fs_rows() const;

@@ -6,6 +6,7 @@
 #include "ssd/hre_queue.h"
 #include "sw/firmware/apps/atomic_writes_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
+#include "sw/host/data_rpc.hpp"
 #include "sw/host/payload.hpp"
 #include "sw/host/willow_apps.hpp"
 
@@ -16,9 +17,9 @@ namespace {
 // A batch's records to one SPU go in RPCs of at most this payload: two of them fit the SPU's
 // 32 KiB receive buffer beside other clients' requests.
 constexpr size_t kMaxPayload = 16 * 1024;
-// A request the ring dropped (NACK) is sent again after a pause that doubles.
-constexpr uint32_t kRetries = 32;
-constexpr double kRetryPauseNs = 2000.0, kRetryPauseMaxNs = 1e6;
+// Requests are retried as rpc_retryable says (sw/host/data_rpc.hpp: NACKs, and refusals for a
+// permission entry SPU-OS evicted); a COMMIT whose applying met such a refusal after the commit
+// point is sent again as COMMIT, which finishes it, as often as a NACK.
 
 const char* handler_name(uint16_t h) {
     switch (h) {
@@ -53,6 +54,9 @@ std::string atomic_writes_result_name(uint32_t r) {
             return "AW_E_PEER (PREPARE or APPLY not from an SPU)";
         case AW_E_ABORTED:
             return "AW_E_ABORTED (a participant could not prepare)";
+        case AW_E_INCOMPLETE:
+            return "AW_E_INCOMPLETE (committed, but not yet applied everywhere: the kernel's "
+                   "RECOVER at the next boot finishes it)";
         default:
             return spu_os_result_name(r);
     }
@@ -104,10 +108,17 @@ void AtomicWrites::run(uint32_t tx, uint16_t handler, const std::vector<Rpc>& rp
     struct Queue {
         std::deque<const Rpc*> todo;
         uint16_t tag = 0;
-        bool busy = false;
+        bool busy = false, finishing = false;  // finishing: the front is sent as a plain COMMIT
         uint32_t tries = 0;
         double not_before_ns = 0;
     };
+    const Rpc finish{0,
+                     [&] {
+                         std::vector<uint8_t> p;
+                         put(p, aw_commit_args{tx, open_.count(tx) ? open_[tx] : 0});
+                         return p;
+                     }(),
+                     0};
     std::map<uint32_t, Queue> queues;
     for (const Rpc& r : rpcs) queues[r.spu].todo.push_back(&r);
     uint32_t bad = AW_OK, bad_spu = 0;
@@ -122,27 +133,32 @@ void AtomicWrites::run(uint32_t tx, uint16_t handler, const std::vector<Rpc>& rp
                 }
                 progress = true;
                 q.busy = false;
-                if (r->status == HRE_STATUS_NACK && q.tries < kRetries) {
-                    q.not_before_ns =
-                        hre_.now_ns() + std::min(kRetryPauseMaxNs, kRetryPauseNs * (1u << q.tries));
+                const uint32_t result = r->ok() ? r->result : SPU_OS_E_DROPPED;
+                const bool committed = result == AW_E_INCOMPLETE;
+                Hre::Response like_nack = *r;
+                like_nack.status = HRE_STATUS_NACK;
+                if (rpc_retryable(committed ? like_nack : *r, q.tries)) {
+                    q.not_before_ns = hre_.now_ns() + rpc_retry_pause_ns(q.tries);
                     ++q.tries;
+                    q.finishing = q.finishing || committed;
+                    ++(committed ? stats_.finishes : stats_.retries);
                     pending = true;
                     continue;
                 }
-                const uint32_t result = r->ok() ? r->result : SPU_OS_E_DROPPED;
                 if (result != AW_OK && bad == AW_OK) {
                     bad = result;
                     bad_spu = spu;
                 }
                 q.todo.pop_front();
                 q.tries = 0;
+                q.finishing = false;
             }
             if (q.todo.empty() || bad != AW_OK) continue;
             pending = true;
             if (hre_.now_ns() < q.not_before_ns) continue;
-            const Rpc& rpc = *q.todo.front();
-            q.tag = hre_.send(uint8_t(spu), SPU_OS_RPC_ID(app_, handler), rpc.payload.data(),
-                              uint32_t(rpc.payload.size()));
+            const Rpc& rpc = q.finishing ? finish : *q.todo.front();
+            q.tag = hre_.send(uint8_t(spu), SPU_OS_RPC_ID(app_, q.finishing ? AW_COMMIT : handler),
+                              rpc.payload.data(), uint32_t(rpc.payload.size()));
             q.busy = true;
             ++stats_.rpcs;
             progress = true;

@@ -5,7 +5,9 @@
 // commit() sends COMMIT to the coordinator, the lowest-numbered SPU the transaction touched,
 // which runs two-phase commit over the others; write_commit() saves the last round trip when the
 // last write lands on the coordinator (LOGWRITECOMMIT). A failure throws host::HostFault naming
-// the SPU and the result; a failed write or commit leaves the transaction aborted everywhere.
+// the SPU and the result; a failed write or commit leaves the transaction aborted everywhere, or
+// (AW_E_INCOMPLETE) committed, for the kernel's RECOVER to finish. Requests the ring dropped or
+// SPU-OS refused for an evicted permission entry (which the kernel grants again) are retried.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,8 @@ class AtomicWrites {
     };
     struct Stats {
         uint64_t rpcs = 0, commits = 0, aborts = 0;
+        uint64_t retries = 0;   // requests sent again (NACKed, or a permission entry re-granted)
+        uint64_t finishes = 0;  // COMMITs sent again to finish applying a committed transaction
     };
 
     // `app`: the id the Atomic-Writes app is installed as; the kernel has granted the process

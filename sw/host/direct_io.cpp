@@ -169,25 +169,42 @@ bool DirectIoModule::resolve(WillowApps& apps, const SpuNotice& n) {
     ++stats_.misses;
     const uint32_t node = n.words[0], pid = n.words[1], addr = n.words[3], bytes = n.words[4],
                    rights = n.words[5];
-    for (const auto& [key, g] : grants_) {
-        if (key.first != pid || (g.rights & rights) != rights) continue;
-        for (const NvmRange& r : g.ranges) {
-            if (r.spu != node || addr < r.nvm || uint64_t(addr) + bytes > uint64_t(r.nvm) + r.bytes)
-                continue;
-            try {
-                apps.grant(pid, r.nvm, r.bytes, g.rights, {r.spu});
-            } catch (const host::HostFault&) {
-                // SPU-OS refused (its process table full): the kernel thread goes on; the
-                // library's retries run out and the process sees the permission fault.
-                ++stats_.unresolved;
-                return false;
-            }
-            ++stats_.regranted;
-            return true;
-        }
+    // The range of an open file or an app region of the process, with the rights, that covers
+    // the access; nullptr when none.
+    auto covering = [&](uint32_t holder, const Grant& g) -> const NvmRange* {
+        if (holder != pid || (g.rights & rights) != rights) return nullptr;
+        for (const NvmRange& r : g.ranges)
+            if (r.spu == node && addr >= r.nvm &&
+                uint64_t(addr) + bytes <= uint64_t(r.nvm) + r.bytes)
+                return &r;
+        return nullptr;
+    };
+    std::pair<const NvmRange*, uint32_t> found{nullptr, 0};
+    for (const auto& [key, g] : grants_)
+        if (!found.first) found = {covering(key.first, g), g.rights};
+    for (const auto& [holder, g] : regions_)
+        if (!found.first) found = {covering(holder, g), g.rights};
+    if (!found.first) {
+        ++stats_.unresolved;  // nothing it holds so: the refusal stands
+        return false;
     }
-    ++stats_.unresolved;  // not a file it has open so: the refusal stands
-    return false;
+    const NvmRange& r = *found.first;
+    try {
+        apps.grant(pid, r.nvm, r.bytes, found.second, {r.spu});
+    } catch (const host::HostFault&) {
+        // SPU-OS refused (its process table full): the kernel thread goes on; the library's
+        // retries run out and the process sees the permission fault.
+        ++stats_.unresolved;
+        return false;
+    }
+    ++stats_.regranted;
+    return true;
+}
+
+void DirectIoModule::grant_region(WillowApps& apps, uint32_t pid,
+                                  const std::vector<NvmRange>& ranges, uint32_t rights) {
+    for (const NvmRange& r : ranges) apps.grant(pid, r.nvm, r.bytes, rights, {r.spu});
+    regions_.push_back({pid, Grant{1, rights, ranges}});
 }
 
 void DirectIoModule::serve_notices(host::HostCore& cpu, const bool& stop) {

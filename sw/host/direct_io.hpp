@@ -8,7 +8,8 @@
 // SPU-OS checks every transfer. SPU-OS's table holds 768 entries and evicts when full; a
 // transfer an evicted entry allowed fails with SPU_OS_E_PERMISSION and SPU-OS sends the kernel
 // HRE a NOTIFY_PERM_MISS. The module's notice thread resolves it by granting again the extent of
-// a file the process has open with those rights (and nothing else); the library retries. Close
+// a file the process has open with those rights, or an app region the kernel gave it (and
+// nothing else); the library retries. Close
 // revokes the grants. O_APPEND also opens the file with Append (Willow Section 4.6) on the SPU
 // holding its inode, granting the process the inode's size field, which that SPU updates; the
 // last close of it there reads the inode back.
@@ -70,6 +71,11 @@ class DirectIoModule {
     // Ends the record; the last close of a file by a process revokes its grants.
     void close(host::HostCore& cpu, uint32_t handle);
 
+    // An app's region the kernel gives a process for good (Atomic-Writes' logs, the Key-Value
+    // table, the cache: each SPU's `ranges`): granted now through `apps`, and again after a
+    // permission miss, as an open file's extents are.
+    void grant_region(WillowApps& apps, uint32_t pid, const std::vector<NvmRange>& ranges,
+                      uint32_t rights);
     // Resolves one notice taken from the kernel HRE, granting through `apps` (on that core).
     // Returns true when a permission miss was resolved.
     bool resolve(WillowApps& apps, const SpuNotice& notice);
@@ -99,6 +105,7 @@ class DirectIoModule {
     WillowFs& fs_;
     DirectIoModuleConfig cfg_;
     std::map<Key, Grant> grants_;
+    std::vector<std::pair<uint32_t, Grant>> regions_;  // pid, an app region it holds
     std::map<uint32_t, Record> records_;
     std::map<uint32_t, uint32_t> appending_;  // inode -> O_APPEND opens of it
     uint32_t next_handle_ = 1;

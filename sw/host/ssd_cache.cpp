@@ -14,13 +14,8 @@ namespace canopy::sw {
 
 namespace {
 
-// A request the ring dropped (NACK: the SPU's receive buffer was full) is sent again after a
-// pause that doubles.
-constexpr uint32_t kNackRetries = 32;
-constexpr double kRetryPauseNs = 2000.0, kRetryPauseMaxNs = 1e6;
-
 // One Caching RPC on `hre`: a DATA request carrying `cookie` lands in *d, its bytes in `data`.
-// Throws HostFault when the bridge fails the request.
+// Throws HostFault when the bridge fails the request (after call_with_data's retries).
 uint32_t cache_rpc(Hre& hre, uint32_t app, uint32_t spu, uint16_t handler,
                    const std::vector<uint8_t>& payload, uint32_t cookie, cache_data* d,
                    void* data) {
@@ -35,19 +30,14 @@ uint32_t cache_rpc(Hre& hre, uint32_t app, uint32_t spu, uint16_t handler,
         if (got.bytes && data) hre.copy_payload(req, sizeof got, data, got.bytes);
         return true;
     };
-    for (uint32_t tries = 0;; ++tries) {
-        const Hre::Response r =
-            call_with_data(hre, uint8_t(spu), SPU_OS_RPC_ID(app, handler), payload.data(),
-                           uint32_t(payload.size()), SPU_OS_RPC_ID(app, CACHE_DATA), take);
-        if (r.ok()) return r.result;
-        if (r.status != HRE_STATUS_NACK || tries == kNackRetries)
-            throw host::HostFault("Caching: RPC " + std::to_string(handler) + " to SPU " +
-                                  std::to_string(spu) + " failed: HRE status " +
-                                  std::to_string(r.status));
-        const double until =
-            hre.now_ns() + std::min(kRetryPauseMaxNs, kRetryPauseNs * (1u << tries));
-        while (hre.now_ns() < until) hre.idle();
-    }
+    const Hre::Response r =
+        call_with_data(hre, uint8_t(spu), SPU_OS_RPC_ID(app, handler), payload.data(),
+                       uint32_t(payload.size()), SPU_OS_RPC_ID(app, CACHE_DATA), take);
+    if (!r.ok())
+        throw host::HostFault("Caching: RPC " + std::to_string(handler) + " to SPU " +
+                              std::to_string(spu) + " failed: HRE status " +
+                              std::to_string(r.status));
+    return r.result;
 }
 
 std::string where(uint64_t block, uint32_t spus) {

@@ -4,8 +4,9 @@
 // transactions over it. Checked: nothing reaches the file before COMMIT, and everything after;
 // transactions across SPUs (two-phase commit); LOGWRITECOMMIT and VECTORLOGWRITE; an edit of a
 // logged range; ABORT; the refusals (a file opened read-only, a full log, every slot busy, a
-// transaction the SPU does not know, peer RPCs from the host). Each TEST elaborates once (its own
-// process).
+// transaction the SPU does not know, peer RPCs from the host); permission entries SPU-OS loses
+// (evicted) mid-transaction, granted again by the kernel while the library retries. Each TEST
+// elaborates once (its own process).
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -89,6 +90,47 @@ TEST(AtomicWrites, NothingBeforeCommitEverythingAfterAcrossSpus) {
             std::copy(d.begin(), d.begin() + 8192, after.begin() + i * 97);
         }
         EXPECT_EQ(read(dio, fd, 0, kFile), after);
+    });
+}
+
+// SPU-OS's 768-entry table may evict any permission entry. The file's entry on a participant,
+// lost between LOGWRITE and COMMIT, fails its APPLY after the commit point: the coordinator
+// answers AW_E_INCOMPLETE, the kernel's notice thread grants the range again, and the library's
+// COMMIT again finishes the transaction. The log region's entry, lost before a LOGWRITE, is an
+// app region the kernel gave the process: granted again the same way, the LOGWRITE retried.
+TEST(AtomicWrites, LostPermissionEntriesAreGrantedAgainAndTheCommitFinishes) {
+    AwMachine m;
+    m.run([&](host::HostCore& cpu, sw::DirectIo& dio, sw::AtomicWrites& aw, int fd) {
+        std::vector<uint8_t> after = read(dio, fd, 0, kFile);
+        const std::vector<uint8_t> a = pattern(500, 3), b = pattern(600, 5), c = pattern(64, 7);
+        const uint64_t at_a = 100, at_b = 8192 + 200;  // SPU 0 (the coordinator), SPU 1
+        std::copy(a.begin(), a.end(), after.begin() + at_a);
+        std::copy(b.begin(), b.end(), after.begin() + at_b);
+        const uint32_t pid = cpu.process().pid;
+        sw::WillowApps& apps = *m.stack->kernel.on(cpu).apps;  // the test in the kernel's role
+        const uint32_t tx = aw.begin();
+        aw.write(tx, fd, at_a, a.data(), a.size());
+        aw.write(tx, fd, at_b, b.data(), b.size());
+        // SPU 1's entry of the file (granted from the start of the file's range there).
+        const sw::BlockGeometry& g = m.stack->kernel.on(cpu).base_io->geometry();
+        const auto& extent = m.stack->fs.inode(*m.stack->fs.lookup("/db")).extents.at(0);
+        for (const sw::NvmRange& r : sw::nvm_ranges(g, extent.device_offset, extent.bytes))
+            if (r.spu == 1) apps.revoke(pid, r.nvm, {1});
+        const uint64_t regranted = m.stack->module.stats().regranted;
+        aw.commit(tx);
+        EXPECT_GE(aw.stats().finishes, 1u);
+        EXPECT_GT(m.stack->module.stats().regranted, regranted);
+        EXPECT_EQ(read(dio, fd, 0, kFile), after);
+        // The log region on SPU 1 goes; the next LOGWRITE there is refused, then retried.
+        apps.revoke(pid, m.stack->aw_base(1), {1});
+        const uint64_t retries = aw.stats().retries;
+        const uint32_t t2 = aw.begin();
+        aw.write(t2, fd, at_b, c.data(), c.size());
+        aw.commit(t2);
+        std::copy(c.begin(), c.end(), after.begin() + at_b);
+        EXPECT_GT(aw.stats().retries, retries);
+        EXPECT_EQ(read(dio, fd, 0, kFile), after);
+        EXPECT_EQ(m.stack->module.stats().unresolved, 0u);
     });
 }
 

@@ -143,6 +143,22 @@ TEST(KeyValue, RefusalsNameTheProblem) {
 
 // A process the kernel granted nothing reaches the app, but SPU-OS refuses its accesses.
 
+// SPU-OS may evict the process's entry for the table (768 entries per SPU): the GET is refused
+// once, the kernel's notice thread grants the region again, and the library's retry succeeds.
+TEST(KeyValue, ALostEntryIsGrantedAgainAndTheRequestRetried) {
+    KvMachine m;
+    m.user([&](host::HostCore& cpu) {
+        auto kv = m.stack->key_value(cpu);
+        const std::string k = "user:1";
+        kv->put(k, {4, 5, 6});
+        const uint32_t spu = uint32_t(sw::KvStore::hash(k) % kSpus);
+        m.stack->kernel.on(cpu).apps->revoke(cpu.process().pid, m.stack->kv_base(spu), {spu});
+        const uint64_t regranted = m.stack->module.stats().regranted;
+        EXPECT_EQ(kv->get(k), (std::vector<uint8_t>{4, 5, 6}));
+        EXPECT_EQ(m.stack->module.stats().regranted, regranted + 1);
+    });
+}
+
 TEST(KeyValue, AProcessWithoutAGrantIsRefused) {
     KvMachine m;
     auto& other = m.platform->host.kernel.create_process("no-grant");

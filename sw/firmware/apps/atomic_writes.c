@@ -138,6 +138,8 @@ static uint32_t commit(uint32_t origin, const struct aw_commit_args* c) {
     const int i = find(origin, c->tx);
     if (i < 0) return AW_E_UNKNOWN;
     struct slot* t = &tx[i];
+    /* Applying met a failure after the commit point: finish it (redo is idempotent). */
+    if (t->r.state == AW_COMMITTED) return finish(i) ? AW_E_INCOMPLETE : AW_OK;
     if (t->r.state != AW_ACTIVE) return AW_E_STATE;
     /* Participants are SPUs, the lowest of them this one (the coordinator). */
     const uint32_t higher = ((1u << aw.spus) - 1) & ~((2u << aw.node) - 1);
@@ -150,7 +152,7 @@ static uint32_t commit(uint32_t origin, const struct aw_commit_args* c) {
         t->r.state = AW_COMMITTED;
         r = persist(i); /* the commit point */
     }
-    if (!r) return finish(i);
+    if (!r) return finish(i) ? AW_E_INCOMPLETE : AW_OK;
     /* Aborted: every participant drops its log (one that failed may have prepared before its
      * answer was lost; one that never heard of it answers AW_E_UNKNOWN). */
     uint32_t ignored = AW_OK;

@@ -24,7 +24,8 @@
 #define AW_SETUP 0          /* struct aw_setup_args (kernel HREs only) */
 #define AW_LOGWRITE 1       /* struct aw_write_args + bytes of data */
 #define AW_VECTORLOGWRITE 2 /* struct aw_vector_args + count x (struct aw_write_args + data) */
-#define AW_COMMIT 3         /* struct aw_commit_args: this SPU coordinates */
+#define AW_COMMIT 3         /* struct aw_commit_args: this SPU coordinates (of a transaction
+                               committed already: finishes applying it) */
 #define AW_LOGWRITECOMMIT 4 /* struct aw_commit_args + struct aw_write_args + data */
 #define AW_ABORT 5          /* struct aw_tx_args: drops this SPU's log of the transaction */
 #define AW_PREPARE 6        /* struct aw_tx_args, from the coordinator SPU only */
@@ -89,5 +90,8 @@ struct aw_entry {
 #define AW_E_STATE 0x504u   /* not set up, or the region holds no log; or not now */
 #define AW_E_PEER 0x505u    /* PREPARE or APPLY not from an SPU */
 #define AW_E_ABORTED 0x506u /* COMMIT: a participant voted no; the transaction is dropped */
+/* COMMIT: committed, but applying failed somewhere (e.g. a permission entry SPU-OS evicted: the
+ * kernel grants it again); COMMIT again finishes it, as RECOVER would after a reboot. */
+#define AW_E_INCOMPLETE 0x507u
 
 #endif
