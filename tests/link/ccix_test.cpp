@@ -519,6 +519,67 @@ TEST(CcixAgents, EvictedDirtyLinesAreWrittenBackAsPostedMessages) {
     EXPECT_GE(r.count("link.upstream", "vc1.tlps"), 6u);  // 4 ReadUnique + 2 WriteBack
 }
 
+// The watch the SSD bridge keeps on its submission queues' lines (coherent queues): a snoop
+// that takes the line away, or its eviction, calls the watcher once, with the time; a shared
+// snoop (the line stays) and an unwatched line do not.
+TEST(CcixAgents, AWatchedLineCallsItsWatcherOnceWhenASnoopTakesItOrItIsEvicted) {
+    CcixConfig c;
+    c.ra.cache.l2 = core::CacheGeometry{2 * 64, 2, 64};  // one set of two lines
+    Rig r(c);
+    uint8_t line[64];
+    sc_time d = SC_ZERO_TIME;
+    ASSERT_TRUE(r.ra.read_physical(0x1000, line, 64, d).ok) << r.ra.last_error();
+    std::vector<sc_time> woke;
+    auto watcher = [&](const sc_time& at) { woke.push_back(at); };
+    r.ra.watch(0x1010, watcher);  // any byte of the line names it
+    sc_time t = SC_ZERO_TIME;
+    r.home.agent->snoop(core::SnoopKind::Shared, 0x1000, line, t);
+    EXPECT_TRUE(woke.empty());
+    sc_time u = SC_ZERO_TIME;
+    r.home.agent->snoop(core::SnoopKind::Unique, 0x1000, line, u);
+    ASSERT_EQ(woke.size(), 1u);
+    // At the snoop's arrival at the RA: the home agent's part and the link one way, before the
+    // RA's handling and the answer's way back.
+    EXPECT_GT(woke[0], SC_ZERO_TIME);
+    EXPECT_LT(woke[0], u);
+    sc_time again = SC_ZERO_TIME;
+    ASSERT_TRUE(r.ra.read_physical(0x1000, line, 64, again).ok);
+    r.home.agent->snoop(core::SnoopKind::Invalidate, 0x1000, line, again);
+    EXPECT_EQ(woke.size(), 1u);  // once: the watch went with the first
+    // Unwatched: nothing.
+    ASSERT_TRUE(r.ra.read_physical(0x1000, line, 64, again).ok);
+    r.ra.watch(0x1000, watcher);
+    r.ra.unwatch(0x1000);
+    r.home.agent->snoop(core::SnoopKind::Unique, 0x1000, line, again);
+    EXPECT_EQ(woke.size(), 1u);
+    // Evicted: two more lines of the set push the watched one out.
+    ASSERT_TRUE(r.ra.read_physical(0x1000, line, 64, again).ok);
+    r.ra.watch(0x1000, watcher);
+    ASSERT_TRUE(r.ra.read_physical(0x2000, line, 64, again).ok);
+    EXPECT_EQ(woke.size(), 1u);
+    ASSERT_TRUE(r.ra.read_physical(0x3000, line, 64, again).ok);
+    EXPECT_EQ(woke.size(), 2u);
+    EXPECT_EQ(r.ra.state(0x1000), LineState::I);
+}
+
+// Reads that do not allocate (the bridge's payloads): a line the system cache lacks is a
+// ReadOnce and stays out; a line it holds is a hit.
+TEST(CcixAgents, ANonAllocatingReadIsAReadOnceAndKeepsNothing) {
+    Rig r;
+    uint8_t got[100];
+    sc_time d = SC_ZERO_TIME;
+    ASSERT_TRUE(r.ra.read_physical(0x5020, got, 100, d, false).ok) << r.ra.last_error();
+    for (int i = 0; i < 100; ++i) EXPECT_EQ(got[i], uint8_t((0x5020 + i) * 3 + 1)) << i;
+    // Three lines: 0x5020..0x5083.
+    EXPECT_EQ(r.home.seen, std::vector<core::CohRequest>(3, core::CohRequest::ReadOnce));
+    EXPECT_EQ(r.ra.state(0x5000), LineState::I);
+    EXPECT_EQ(r.ra.state(0x5040), LineState::I);
+    ASSERT_TRUE(r.ra.read_physical(0x6000, got, 8, d).ok);  // allocates
+    r.home.seen.clear();
+    ASSERT_TRUE(r.ra.read_physical(0x6000, got, 8, d, false).ok);
+    EXPECT_TRUE(r.home.seen.empty());
+}
+
 TEST(CcixAgents, AcceleratorPortIsLoadAndStoreAsTlmTransactions) {
     Rig r(CcixConfig(), false);
     Initiator ctg("ctg");
