@@ -91,6 +91,28 @@ TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystemsAKeyValueSessionAndTrans
         << r.out;
 }
 
+// The same tour with Willow's queues served over CCIX (sw.willow_coherent_queues): every part
+// still right; the host rang no tail doorbell (a coherent queue counts one as refused) and the
+// bridge learnt of the entries from the request agent's snoops.
+TEST(PlatformOutputs, TheTourRunsOverCoherentQueues) {
+    auto d = scratch("out-coherent");
+    auto r = run_small(d, "--set sw.willow_coherent_queues=true");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("Summary: flash ok, host program ok, Willow ok, lock table ok"),
+              std::string::npos)
+        << r.out;
+    json s = json::parse(slurp(d + "/stats.json"));
+    const json& w = s["modules"]["scenario.willow"];
+    for (const char* k : {"wrong_bytes", "bmi_wrong", "kv_wrong", "aw_wrong"})
+        EXPECT_EQ(w[k], 0) << k;
+    const json& bridge = s["modules"]["device.ssd.bridge"];
+    EXPECT_GT(bridge["fetched"].get<double>(), 100);
+    EXPECT_EQ(bridge["bad_doorbells"], 0);
+    EXPECT_EQ(bridge["refused"], 0);
+    EXPECT_GE(s["modules"]["device.ra"]["snoops"].get<double>(),
+              bridge["fetched"].get<double>() / 2);
+}
+
 TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
     auto d = scratch("out-vcd");
     ASSERT_EQ(run_small(d, "--vcd").status, 0);
