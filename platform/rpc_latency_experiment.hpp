@@ -4,9 +4,10 @@
 // booting SPU-OS and the store in SSD memory (so the RPC path, not the medium, is measured).
 //  - a null RPC (SPU-OS's PING) from a user HRE;
 //  - Base-IO 4 KiB reads and writes through the kernel's block device;
-//  - Direct-IO 4 KiB reads and writes of a file from user space.
-// One access at a time; mean round trip per access. No published values: the papers measured
-// neither; the rows are the comparison and its per-RPC counts (doorbells, snoops).
+//  - Direct-IO 4 KiB reads and writes of a file from user space;
+//  - under load: Base-IO 4 KiB reads, 16 in flight on one HRE (IOPS).
+// One access at a time (but the last); mean round trip per access. No published values: the papers
+// measured neither; the rows are the comparison and its per-RPC counts (doorbells, snoops).
 #pragma once
 
 #include <vector>

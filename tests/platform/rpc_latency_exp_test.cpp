@@ -19,9 +19,13 @@ TEST(PlatformRpcLatencyExp, CoherentQueuesRingNoDoorbellAndEveryAccessCompletes)
     };
     // Per RPC with doorbells: the SQ tail and the CQ head; over CCIX none, and the host's write of
     // the entry takes the watched line from the request agent.
-    EXPECT_EQ(sim(16), 2.0);
-    EXPECT_EQ(sim(17), 0.0);
-    EXPECT_GE(sim(18), 1.0);
+    EXPECT_EQ(sim(19), 2.0);
+    EXPECT_EQ(sim(20), 0.0);
+    EXPECT_GE(sim(21), 1.0);
+    // 16 reads in flight overlap: well above one read at a time (1 / its latency), both ways.
+    EXPECT_GT(sim(16), 2 * 1e3 / sim(4));
+    EXPECT_GT(sim(17), 2 * 1e3 / sim(5));
+    EXPECT_DOUBLE_EQ(sim(18), sim(17) / sim(16));
     for (int k = 0; k < 5; ++k) {
         const double doorbells = sim(3 * k + 1), ccix = sim(3 * k + 2);
         // A round trip crosses the link at least four times (request there: signal and fetch;
