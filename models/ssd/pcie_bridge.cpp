@@ -369,6 +369,7 @@ bool PcieBridge::fetch_coherent(uint32_t qp) {
     sc_time d = SC_ZERO_TIME;
     const bool ok = ra_->read_physical(line, &e, sizeof e, d).ok;
     wait(d);
+    if (!q.enabled) return false;  // stopped meanwhile (which dropped the watch)
     if (!ok) {  // the queue's own memory failed: stop it rather than fail every slot after it
         refused_.add();
         unwatch_all(q);
