@@ -390,6 +390,10 @@ void PcieBridge::wake(uint32_t qp, const sc_time& at) {
     q.watched_sq = 0;
     q.wake_at = at;
     if (!queued_[qp]) queued_[qp] = true, ready_.push_back(qp);
+    notify_at(at);
+}
+
+void PcieBridge::notify_at(const sc_time& at) {
     const sc_time now = sc_core::sc_time_stamp();
     work_.notify(at > now ? at - now : SC_ZERO_TIME);
 }
@@ -400,8 +404,7 @@ void PcieBridge::refresh_heads(uint32_t qp) {
     // Watched before the read, as the SQ lines: the host's next head store wakes the engines.
     ra_->watch(q.shadow_base, [this, qp](const sc_time& at) {
         qps_[qp].watched_shadow = 0;
-        const sc_time now = sc_core::sc_time_stamp();
-        work_.notify(at > now ? at - now : SC_ZERO_TIME);
+        notify_at(at);
     });
     q.watched_shadow = q.shadow_base;
     uint32_t heads[2];

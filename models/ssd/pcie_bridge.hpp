@@ -131,6 +131,7 @@ class PcieBridge : public sc_core::sc_module {
     // Coherent queues: reads the next slot's line (watched); true when it held a new entry.
     bool fetch_coherent(uint32_t qp);
     void wake(uint32_t qp, const sc_core::sc_time& at);  // the watched SQ line was taken
+    void notify_at(const sc_core::sc_time& at);          // wakes the engines at `at` (now if past)
     // Coherent queues: reads the host's heads from the shadow line (watched while the queue
     // waits for room).
     void refresh_heads(uint32_t qp);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 
-#include "ssd/hre_queue.h"
 #include "sw/firmware/apps/atomic_writes_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 #include "sw/host/data_rpc.hpp"
@@ -112,13 +112,7 @@ void AtomicWrites::run(uint32_t tx, uint16_t handler, const std::vector<Rpc>& rp
         uint32_t tries = 0;
         double not_before_ns = 0;
     };
-    const Rpc finish{0,
-                     [&] {
-                         std::vector<uint8_t> p;
-                         put(p, aw_commit_args{tx, open_.count(tx) ? open_[tx] : 0});
-                         return p;
-                     }(),
-                     0};
+    std::optional<Rpc> finish;  // the COMMIT that finishes a committed transaction, when needed
     std::map<uint32_t, Queue> queues;
     for (const Rpc& r : rpcs) queues[r.spu].todo.push_back(&r);
     uint32_t bad = AW_OK, bad_spu = 0;
@@ -135,9 +129,8 @@ void AtomicWrites::run(uint32_t tx, uint16_t handler, const std::vector<Rpc>& rp
                 q.busy = false;
                 const uint32_t result = r->ok() ? r->result : SPU_OS_E_DROPPED;
                 const bool committed = result == AW_E_INCOMPLETE;
-                Hre::Response like_nack = *r;
-                like_nack.status = HRE_STATUS_NACK;
-                if (rpc_retryable(committed ? like_nack : *r, q.tries)) {
+                if (committed ? q.tries < kNackRetries : rpc_retryable(*r, q.tries)) {
+                    if (committed && !finish) finish = commit_rpc(tx);
                     q.not_before_ns = hre_.now_ns() + rpc_retry_pause_ns(q.tries);
                     ++q.tries;
                     q.finishing = q.finishing || committed;
@@ -156,7 +149,7 @@ void AtomicWrites::run(uint32_t tx, uint16_t handler, const std::vector<Rpc>& rp
             if (q.todo.empty() || bad != AW_OK) continue;
             pending = true;
             if (hre_.now_ns() < q.not_before_ns) continue;
-            const Rpc& rpc = q.finishing ? finish : *q.todo.front();
+            const Rpc& rpc = q.finishing ? *finish : *q.todo.front();
             q.tag = hre_.send(uint8_t(spu), SPU_OS_RPC_ID(app_, q.finishing ? AW_COMMIT : handler),
                               rpc.payload.data(), uint32_t(rpc.payload.size()));
             q.busy = true;
@@ -201,13 +194,17 @@ void AtomicWrites::write(uint32_t tx, const std::vector<Update>& updates) {
     run(tx, AW_VECTORLOGWRITE, rpcs);
 }
 
+AtomicWrites::Rpc AtomicWrites::commit_rpc(uint32_t tx) {
+    const uint32_t mask = participants(tx);
+    std::vector<uint8_t> p;
+    put(p, aw_commit_args{tx, mask});
+    return Rpc{uint32_t(__builtin_ctz(mask)), std::move(p), 0};
+}
+
 void AtomicWrites::commit(uint32_t tx) {
     const uint32_t mask = participants(tx);
     if (mask) {
-        const uint32_t coordinator = uint32_t(__builtin_ctz(mask));
-        std::vector<uint8_t> p;
-        put(p, aw_commit_args{tx, mask});
-        run(tx, AW_COMMIT, {Rpc{coordinator, std::move(p), 0}});
+        run(tx, AW_COMMIT, {commit_rpc(tx)});
         ++stats_.commits;
     }
     open_.erase(tx);

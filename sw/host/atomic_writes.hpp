@@ -58,6 +58,8 @@ class AtomicWrites {
     // Sends them all, waits for all; throws (after aborting tx) if any failed.
     void run(uint32_t tx, uint16_t handler, const std::vector<Rpc>& rpcs);
     uint32_t& participants(uint32_t tx);
+    // COMMIT of tx (open, with participants) to its coordinator, the lowest participant.
+    Rpc commit_rpc(uint32_t tx);
     [[noreturn]] void fail(uint32_t tx, uint32_t spu, const char* what, uint32_t result);
 
     DirectIo& dio_;

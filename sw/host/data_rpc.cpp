@@ -9,8 +9,8 @@
 namespace canopy::sw {
 
 bool rpc_retryable(const Hre::Response& r, uint32_t tries) {
-    if (r.status == HRE_STATUS_NACK) return tries < 32;
-    return r.ok() && r.result == SPU_OS_E_PERMISSION && tries < 8;
+    if (r.status == HRE_STATUS_NACK) return tries < kNackRetries;
+    return r.ok() && r.result == SPU_OS_E_PERMISSION && tries < kPermissionRetries;
 }
 
 double rpc_retry_pause_ns(uint32_t tries) {

@@ -16,6 +16,7 @@ namespace canopy::sw {
 // one SPU-OS refused for want of a permission entry (SPU_OS_E_PERMISSION: its table may have
 // evicted the entry; the kernel's notice thread grants it again), up to 8 times, as
 // libDirectIO's retries; each after a pause that doubles from 2 us up to 1 ms.
+constexpr uint32_t kNackRetries = 32, kPermissionRetries = 8;
 bool rpc_retryable(const Hre::Response& r, uint32_t tries);
 double rpc_retry_pause_ns(uint32_t tries);
 

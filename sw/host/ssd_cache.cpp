@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ssd/hre_queue.h"
 #include "sw/firmware/apps/caching_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 #include "sw/host/data_rpc.hpp"
