@@ -38,13 +38,16 @@ CoherenceCounts run_coherence_round(Machine& m, const CoherenceRound& r) {
             wait_start();
             cpu.load<uint64_t>(r.buffer);  // TLB warm
             for (uint64_t i = 0; i < r.ops || short_of_ops > 0; ++i) {
-                const uint64_t va = r.buffer + (rng() % words) * 8;
+                const uint64_t draw = rng();  // bit 0: store or load; the rest: the word
+                const uint64_t va = r.buffer + (draw >> 1) % words * 8;
+                // Each access completes before the next starts (latency, not throughput). The
+                // core runs ahead of the kernel while it hits its caches, as it does in every
+                // program, and synchronises before any request leaves it for the home.
                 const sc_time t0 = cpu.now();
-                if (rng() & 1)
+                if (draw & 1)
                     cpu.store<uint64_t>(va, i);
                 else
                     cpu.load<uint64_t>(va);
-                cpu.sync();  // each access completes before the next: latency, not throughput
                 ++counts.host_accesses;
                 if (r.host_latency) r.host_latency->sample(ns_of(cpu.now() - t0));
                 if (i + 1 == r.ops) --short_of_ops;
@@ -56,8 +59,9 @@ CoherenceCounts run_coherence_round(Machine& m, const CoherenceRound& r) {
         wait_start();
         dev_load(m.ra(), r.buffer);  // ATC warm
         for (uint64_t i = 0; i < r.ops || short_of_ops > 0; ++i) {
-            const uint64_t va = r.buffer + (rng() % words) * 8;
-            const double ns = (rng() & 1) ? dev_store(m.ra(), va, 1) : dev_load(m.ra(), va);
+            const uint64_t draw = rng();
+            const uint64_t va = r.buffer + (draw >> 1) % words * 8;
+            const double ns = (draw & 1) ? dev_store(m.ra(), va, 1) : dev_load(m.ra(), va);
             ++counts.device_accesses;
             if (r.device_latency) r.device_latency->sample(ns);
             if (i + 1 == r.ops) --short_of_ops;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -85,9 +86,14 @@ class Distribution : public Stat {
 
   private:
     using Axis = boost::histogram::axis::regular<double, boost::histogram::axis::transform::log>;
-    boost::histogram::histogram<std::tuple<Axis>> hist_;
+    static Axis axis();
+    static int bin_of(double v);  // axis().index(v) without a logarithm
+    boost::histogram::histogram<std::tuple<Axis>, boost::histogram::dense_storage<uint64_t>> hist_;
     uint64_t count_ = 0;
     double sum_ = 0, min_ = 0, max_ = 0;
+    // The last sample's bin: a cache hit's latency repeats exactly, sample after sample.
+    double last_value_ = std::numeric_limits<double>::quiet_NaN();
+    int last_bin_ = 0;
 };
 
 // A shared resource (link direction, bus, die) that requests occupy one after another. The

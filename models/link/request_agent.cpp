@@ -411,8 +411,9 @@ core::CoherentHome::Result RequestAgent::send(core::CohRequest req, uint64_t lin
     t.attach_message();
     delay += request_;
     link_initiator->b_transport(t.gp, delay);
-    const std::string what = std::string(to_string(op)) + " of line " + hex(line);
-    if (!t.gp.is_response_ok()) throw Failure(what + " failed: " + status_text(t.gp, t.link));
+    // Built only for an error: formatting it on every request cost the device path 3%.
+    auto what = [&] { return std::string(to_string(op)) + " of line " + hex(line); };
+    if (!t.gp.is_response_ok()) throw Failure(what() + " failed: " + status_text(t.gp, t.link));
     CcixHeader r;
     std::string why = CcixHeader::decode(buf, t.gp.get_data_length(), r);
     const CcixOp expect = with_data              ? CcixOp::CompData
@@ -422,7 +423,7 @@ core::CoherentHome::Result RequestAgent::send(core::CohRequest req, uint64_t lin
         why = std::string("answered with ") + to_string(r.op) + ", expected " + to_string(expect);
     if (why.empty() && r.tag != h.tag)
         why = "answered tag " + std::to_string(r.tag) + " for tag " + std::to_string(h.tag);
-    if (!why.empty()) throw Failure(what + ": " + why);
+    if (!why.empty()) throw Failure(what() + ": " + why);
     delay += response_;
     if (with_data && data) std::memcpy(data, buf + kCcixHeaderBytes, kCcixLineBytes);
     core::CoherentHome::Result res;

@@ -184,6 +184,36 @@ TEST(CoreStats, SingleSample) {
     EXPECT_EQ(histogram_total(j), 1u);
 }
 
+// The bin a sample is counted in, as to_json reports it: [lower, upper).
+static std::pair<double, double> bin_of_one(double v) {
+    Distribution d("lat", "ns", "");
+    d.sample(v);
+    const Json bins = d.to_json(0)["histogram"]["bins"];
+    EXPECT_EQ(bins.size(), 1u) << v;
+    return {bins[0][0].get<double>(), bins[0][1].get<double>()};
+}
+
+TEST(CoreStats, EverySampleLandsInTheBinThatHoldsIt) {
+    // Across the whole range, on both sides of every 37th bin edge and in between.
+    for (double v = 1.1e-3; v < 0.9e13; v *= 1.0371) {
+        const auto [lo, hi] = bin_of_one(v);
+        EXPECT_LE(lo, v);
+        EXPECT_LT(v, hi);
+        EXPECT_NEAR(std::log10(hi / lo), 1.0 / Distribution::kBinsPerDecade, 1e-9) << v;
+        // A sample exactly on the bin's lower edge is in it; the double below it is in the
+        // bin before.
+        EXPECT_EQ(bin_of_one(lo).first, lo) << v;
+        if (lo > Distribution::kLow) {
+            EXPECT_EQ(bin_of_one(std::nextafter(lo, 0.0)).second, lo) << v;
+        }
+    }
+    // Below the range (zero and negatives too) and above it: the open-ended bins, which end
+    // at the sample.
+    for (double v : {0.0, -5.0, 1e-4})
+        EXPECT_LE(bin_of_one(v).second, Distribution::kLow * 1.0000001) << v;
+    EXPECT_NEAR(bin_of_one(2e13).first, Distribution::kHigh, Distribution::kHigh * 1e-12);
+}
+
 TEST(CoreStats, EmptyDistribution) {
     Distribution d("lat", "ns", "");
     EXPECT_EQ(d.count(), 0u);
