@@ -27,6 +27,7 @@ void CacheGeometry::validate(const std::string& scope) const {
 CacheArray::CacheArray(const CacheGeometry& g, bool with_data)
     : geometry_(g),
       line_mask_(g.line_bytes - 1),
+      line_shift_(unsigned(__builtin_ctzll(g.line_bytes))),
       sets_(g.sets()),
       lines_(g.sets() * g.ways),
       data_(with_data ? g.size_bytes : 0) {}

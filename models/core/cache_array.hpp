@@ -62,10 +62,11 @@ class CacheArray {
 
   private:
     size_t set_index(uint64_t address) const {
-        return size_t((address / geometry_.line_bytes) & (sets_ - 1));
+        return size_t((address >> line_shift_) & (sets_ - 1));  // a shift: no 64-bit divide
     }
     CacheGeometry geometry_;
     uint64_t line_mask_;
+    unsigned line_shift_;  // log2(line_bytes), a power of two (validate)
     uint64_t sets_;
     uint64_t clock_ = 0;
     std::vector<Line> lines_;  // sets x ways, set-major

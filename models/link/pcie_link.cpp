@@ -204,12 +204,15 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
     const uint64_t window = credit_window(write);
     const sc_time& fc_return = &rev == up_.get() ? down_fc_return_ : up_fc_return_;
 
-    // Extensions of the original other than the two the link rewrites are cloned onto each
-    // forwarded TLP (rare: none on the DMA and ATS paths) and freed after it.
+    // Extensions of the original other than the two the link rewrites (a CCIX message, a
+    // request's flow) ride on each forwarded TLP: the same objects, as an interconnect passes a
+    // payload on, taken off again after it. Cloning them cost an allocation per CCIX message.
     const unsigned tlp_id = core::TlpExt::ID, link_id = LinkTlpExt::ID;
-    bool other_extensions = false;
-    for (unsigned e = 0; e < tlm::max_num_extensions() && !other_extensions; ++e)
-        other_extensions = e != tlp_id && e != link_id && gp.get_extension(e);
+    auto& others = sc.others;
+    others.clear();
+    for (unsigned e = 0, n = unsigned(tlm::max_num_extensions()); e < n; ++e)
+        if (e != tlp_id && e != link_id)
+            if (auto* ext = gp.get_extension(e)) others.emplace_back(e, ext);
 
     std::vector<sc_time>& arrivals = sc.arrivals;
     arrivals.clear();
@@ -237,10 +240,7 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
         sub.set_byte_enable_length(0);
         sub.set_dmi_allowed(false);
         sub.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        if (other_extensions)
-            for (unsigned e = 0; e < tlm::max_num_extensions(); ++e)
-                if (e != tlp_id && e != link_id)
-                    if (auto* ext = gp.get_extension(e)) sub.set_extension(e, ext->clone());
+        for (const auto& [e, ext] : others) sub.set_extension(e, ext);
         core::TlpExt& tlp_out = sc.tlp;
         tlp_out = tlp_in ? *tlp_in : core::TlpExt();
         tlp_out.type = write ? core::TlpExt::Type::MemWrite : core::TlpExt::Type::MemRead;
@@ -265,7 +265,7 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
         out->b_transport(sub, d);
         sub.clear_extension(&tlp_out);
         sub.clear_extension(&link_out);
-        if (other_extensions) sub.free_all_extensions();
+        for (const auto& [e, ext] : others) sub.set_extension(e, nullptr);
         const sc_time ready = std::max(now + d, arrival);
         const bool failed = sub.is_response_error();
         if (failed && status == tlm::TLM_OK_RESPONSE) status = sub.get_response_status();

@@ -110,6 +110,8 @@ class PcieLink : public sc_core::sc_module {
         tlm::tlm_generic_payload sub;  // the forwarded TLP
         core::TlpExt tlp;              // set on sub, with the original's attributes
         LinkTlpExt link;               // set on sub
+        // The original's other extensions (index, object), lent to every forwarded TLP.
+        std::vector<std::pair<unsigned, tlm::tlm_extension_base*>> others;
     };
 
     PcieConfig cfg_;
