@@ -7,7 +7,6 @@ namespace canopy::platform {
 using sc_core::sc_time;
 using sc_core::SC_ZERO_TIME;
 
-double ns_of(const sc_time& t) { return t.to_seconds() * 1e9; }
 double now_ns() { return ns_of(sc_core::sc_time_stamp()); }
 
 Machine::Machine(const link::CcixConfig& ccix) {

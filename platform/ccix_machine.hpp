@@ -9,12 +9,13 @@
 #include <systemc>
 
 #include "core/services.hpp"
+#include "core/sim_time.hpp"
 #include "link/request_agent.hpp"
 #include "platform/platform.hpp"
 
 namespace canopy::platform {
 
-double ns_of(const sc_core::sc_time& t);
+using core::ns_of;
 double now_ns();
 
 struct Machine {

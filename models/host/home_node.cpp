@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/sim_time.hpp"
 
 namespace canopy::host {
 
@@ -169,7 +170,7 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
     }
     auto& busy = line_busy_[line_address];
     if (busy > now + delay) {
-        hazard_wait_.sample((busy - now - delay).to_seconds() * 1e9);
+        hazard_wait_.sample(core::ns_of(busy - now - delay));
         delay = busy - now;
     }
     delay += sc_time(cfg_.request_ns, SC_NS);
@@ -249,7 +250,7 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
     delay += t_snoop + t_data;
     // Write-backs and evictions leave the line at once (the write buffer's data is taken).
     if (req != CohRequest::WriteBack && req != CohRequest::Evict) busy = now + delay;
-    latency_.sample((delay - start).to_seconds() * 1e9);
+    latency_.sample(core::ns_of(delay - start));
     return res;
 }
 

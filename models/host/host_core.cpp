@@ -3,8 +3,11 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/sim_time.hpp"
 
 namespace canopy::host {
+
+using core::ns_of;
 
 using sc_core::SC_NS;
 using sc_core::sc_time;
@@ -14,7 +17,6 @@ namespace {
 
 constexpr uint32_t kTlbDevice = 1;  // TLB entry flag: device memory
 
-double ns_of(const sc_time& t) { return t.to_seconds() * 1e9; }
 
 std::string hex(uint64_t v) {
     std::ostringstream s;

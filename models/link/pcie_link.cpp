@@ -293,7 +293,7 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
 
     (write ? writes_ : reads_).add();
     if (ats) ats_.add();
-    (write ? write_latency_ : read_latency_).sample((done - start).to_seconds() * 1e9);
+    (write ? write_latency_ : read_latency_).sample(ns_of(done - start));
     if (services_.trace.enabled()) {
         const auto* req = gp.get_extension<core::RequestExt>();
         services_.trace.complete(track_, ats ? "ats" : (write ? "write" : "read"), "pcie", start,

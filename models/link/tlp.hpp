@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/payload.hpp"
+#include "core/sim_time.hpp"
 #include "link/pcie_config.hpp"
 
 namespace canopy::link {
@@ -99,12 +100,7 @@ double serialisation_ns(const PcieConfig& c, uint64_t bytes);
 // The same at the kernel's resolution (1 ps by default), rounded to the nearest step.
 sc_core::sc_time serialisation(const PcieConfig& c, uint64_t bytes);
 
-// `t` in ns, as a ratio of integer time values (exact for whole picoseconds, unlike
-// to_seconds() * 1e9), without building an sc_time per call.
-inline double ns_of(const sc_core::sc_time& t) {
-    static const sc_core::sc_time ns(1, sc_core::SC_NS);
-    return t / ns;
-}
+using core::ns_of;
 
 // Link-specific attributes of a transaction. On a transaction entering the link, `single_tlp`
 // asks for exactly one TLP (a raw TLP, e.g. from a test or a hand-built request): the link then
