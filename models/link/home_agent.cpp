@@ -180,50 +180,28 @@ void HomeAgent::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
 
 namespace {
 
-// A snoop on VC1 (see RequestAgent's Transaction).
-struct SnoopTransaction {
-    tlm::tlm_generic_payload gp;
-    core::TlpExt tlp;
-    LinkTlpExt link;
-    CcixMessageExt message;
-    uint8_t buf[kCcixMaxMessageBytes] = {};
+// A snoop of `line` with `tag` in a leased transaction: the message encoded and attached.
+void prepare_snoop(CcixTransactionPool::Lease& t, core::SnoopKind kind, uint64_t line,
+                   uint16_t tag) {
+    CcixHeader h;
+    h.op = snoop_op(kind);
+    h.tag = tag;
+    h.address = line;
+    h.encode(t->message.bytes.data());
+    t->message.length = uint8_t(kCcixHeaderBytes);
+    t.attach_message();
+}
 
-    SnoopTransaction(core::SnoopKind kind, uint64_t line, uint16_t tag) {
-        gp.set_command(tlm::TLM_READ_COMMAND);
-        gp.set_address(kCcixMessageAddress);
-        gp.set_data_ptr(buf);
-        gp.set_data_length(kCcixMaxMessageBytes);
-        gp.set_streaming_width(kCcixMaxMessageBytes);
-        gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        tlp.type = core::TlpExt::Type::CcixSnoop;
-        tlp.vc = 1;
-        link.single_tlp = true;
-        CcixHeader h;
-        h.op = snoop_op(kind);
-        h.tag = tag;
-        h.address = line;
-        h.encode(message.bytes.data());
-        message.length = uint8_t(kCcixHeaderBytes);
-        gp.set_extension(&tlp);
-        gp.set_extension(&link);
-        gp.set_extension(&message);
-    }
-    ~SnoopTransaction() {
-        gp.clear_extension(&tlp);
-        gp.clear_extension(&link);
-        gp.clear_extension(&message);
-    }
-    // The answer's header, or throws naming what is wrong.
-    CcixHeader answer(uint16_t tag, const std::string& who) const {
-        CcixHeader r;
-        std::string why = CcixHeader::decode(buf, kCcixMaxMessageBytes, r);
-        if (why.empty() && r.op != CcixOp::SnpResp && r.op != CcixOp::SnpRespData)
-            why = std::string("answered with ") + to_string(r.op);
-        if (why.empty() && r.tag != tag) why = "answered another tag";
-        if (!why.empty()) throw std::logic_error(who + ": snoop answer malformed: " + why);
-        return r;
-    }
-};
+// The answer's header in `buf`, or throws naming what is wrong.
+CcixHeader snoop_answer(const uint8_t* buf, uint16_t tag, const std::string& who) {
+    CcixHeader r;
+    std::string why = CcixHeader::decode(buf, kCcixMaxMessageBytes, r);
+    if (why.empty() && r.op != CcixOp::SnpResp && r.op != CcixOp::SnpRespData)
+        why = std::string("answered with ") + to_string(r.op);
+    if (why.empty() && r.tag != tag) why = "answered another tag";
+    if (!why.empty()) throw std::logic_error(who + ": snoop answer malformed: " + why);
+    return r;
+}
 
 }  // namespace
 
@@ -231,17 +209,20 @@ core::SnoopResponse HomeAgent::snoop(core::SnoopKind kind, uint64_t line, uint8_
                                      sc_time& delay) {
     snoops_.add();
     const sc_time start = delay;
-    SnoopTransaction t(kind, line, ++tag_);
+    uint8_t buf[kCcixMaxMessageBytes] = {};  // the answer: header and line
+    CcixTransactionPool::Lease t(snoop_transactions_, false, buf, kCcixMaxMessageBytes,
+                                 core::TlpExt::Type::CcixSnoop);
+    prepare_snoop(t, kind, line, ++tag_);
     delay += snoop_time_;
-    snoop_initiator->b_transport(t.gp, delay);
-    if (!t.gp.is_response_ok()) {
+    snoop_initiator->b_transport(t->gp, delay);
+    if (!t->gp.is_response_ok()) {
         errors_.add();
         last_error_ = std::string(name()) + ": " + core::to_string(kind) + " of line " + hex(line) +
-                      " refused on the way to the request agent: " + t.gp.get_response_string() +
-                      (t.link.error.empty() ? "" : " (" + t.link.error + ")");
+                      " refused on the way to the request agent: " + t->gp.get_response_string() +
+                      (t->link.error.empty() ? "" : " (" + t->link.error + ")");
         throw std::logic_error(last_error_ + " (is the RA's snoop_target on the device VC1?)");
     }
-    const CcixHeader r = t.answer(tag_, name());
+    const CcixHeader r = snoop_answer(buf, tag_, name());
     snoop_latency_.sample(ns_of(delay - start));
     core::SnoopResponse s;
     s.was_valid = r.state != core::LineState::I;
@@ -249,18 +230,21 @@ core::SnoopResponse HomeAgent::snoop(core::SnoopKind kind, uint64_t line, uint8_
     s.data = r.op == CcixOp::SnpRespData;
     if (s.data) {
         snoop_data_.add();
-        std::memcpy(data, t.buf + kCcixHeaderBytes, kCcixLineBytes);
+        std::memcpy(data, buf + kCcixHeaderBytes, kCcixLineBytes);
     }
     return s;
 }
 
 bool HomeAgent::peek_dirty(uint64_t line, uint8_t* data) {
-    SnoopTransaction t(core::SnoopKind::Once, line, 0);
-    if (snoop_initiator->transport_dbg(t.gp) != kCcixMaxMessageBytes) return false;
+    uint8_t buf[kCcixMaxMessageBytes] = {};
+    CcixTransactionPool::Lease t(snoop_transactions_, false, buf, kCcixMaxMessageBytes,
+                                 core::TlpExt::Type::CcixSnoop);
+    prepare_snoop(t, core::SnoopKind::Once, line, 0);
+    if (snoop_initiator->transport_dbg(t->gp) != kCcixMaxMessageBytes) return false;
     CcixHeader r;
-    if (!CcixHeader::decode(t.buf, kCcixMaxMessageBytes, r).empty() || r.op != CcixOp::SnpRespData)
+    if (!CcixHeader::decode(buf, kCcixMaxMessageBytes, r).empty() || r.op != CcixOp::SnpRespData)
         return false;
-    std::memcpy(data, t.buf + kCcixHeaderBytes, kCcixLineBytes);
+    std::memcpy(data, buf + kCcixHeaderBytes, kCcixLineBytes);
     return true;
 }
 

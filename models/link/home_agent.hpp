@@ -37,6 +37,7 @@
 #include "core/services.hpp"
 #include "link/ccix_config.hpp"
 #include "link/ccix_message.hpp"
+#include "link/ccix_transaction.hpp"
 
 namespace canopy::link {
 
@@ -70,6 +71,7 @@ class HomeAgent : public sc_core::sc_module {
     unsigned id_;
     sc_core::sc_time request_, snoop_time_;
     uint16_t tag_ = 0;
+    CcixTransactionPool snoop_transactions_;  // the snoops' payloads, reused
     std::string last_error_;
     core::Counter* requests_[core::kCohRequests];
     core::Counter &snoops_, &snoop_data_, &errors_;

@@ -313,58 +313,6 @@ void RequestAgent::fire(uint64_t line, const sc_time& at) {
     fn(at);
 }
 
-// A CCIX request on VC1: the payload's addressing and the link attributes.
-struct RequestAgent::Transaction {
-    tlm::tlm_generic_payload gp;
-    core::TlpExt tlp;
-    LinkTlpExt link;
-    CcixMessageExt message;
-    bool with_message = false;
-
-    void attach_message() {
-        with_message = true;
-        gp.set_extension(&message);
-    }
-};
-
-// One send()'s transaction: set up afresh when leased, its extensions taken off on return.
-class RequestAgent::TransactionLease {
-  public:
-    TransactionLease(RequestAgent& ra, bool write, uint8_t* data, uint32_t length) : ra_(ra) {
-        if (ra.transactions_in_use_ == ra.transactions_.size())
-            ra.transactions_.push_back(std::make_unique<Transaction>());
-        Transaction& t = *(t_ = ra.transactions_[ra.transactions_in_use_++].get());
-        t.gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-        t.gp.set_address(kCcixMessageAddress);
-        t.gp.set_data_ptr(data);
-        t.gp.set_data_length(length);
-        t.gp.set_streaming_width(length);
-        t.gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        t.tlp = core::TlpExt();
-        t.tlp.type = core::TlpExt::Type::CcixRequest;
-        t.tlp.vc = 1;
-        t.link = LinkTlpExt();
-        t.link.single_tlp = true;
-        t.message = CcixMessageExt();
-        t.with_message = false;
-        t.gp.set_extension(&t.tlp);
-        t.gp.set_extension(&t.link);
-    }
-    ~TransactionLease() {
-        t_->gp.clear_extension(&t_->tlp);
-        t_->gp.clear_extension(&t_->link);
-        if (t_->with_message) t_->gp.clear_extension(&t_->message);
-        --ra_.transactions_in_use_;
-    }
-    TransactionLease(const TransactionLease&) = delete;
-    TransactionLease& operator=(const TransactionLease&) = delete;
-    Transaction& operator*() const { return *t_; }
-
-  private:
-    RequestAgent& ra_;
-    Transaction* t_;
-};
-
 namespace {
 
 std::string status_text(const tlm::tlm_generic_payload& gp, const LinkTlpExt& link) {
@@ -387,8 +335,9 @@ core::CoherentHome::Result RequestAgent::send(core::CohRequest req, uint64_t lin
         h.length = uint8_t(expected_length(op));
         h.encode(buf);
         if (h.length) std::memcpy(buf + kCcixHeaderBytes, data, h.length);
-        const TransactionLease lease(*this, true, buf, kCcixHeaderBytes + h.length);
-        Transaction& t = *lease;
+        CcixTransactionPool::Lease lease(transactions_, true, buf, kCcixHeaderBytes + h.length,
+                                         core::TlpExt::Type::CcixRequest);
+        CcixTransaction& t = *lease;
         // Write-backs of evicted lines leave at the accessing caller's time, off its path.
         sc_time at =
             current_ && (op == CcixOp::WriteBack || op == CcixOp::Evict) ? *current_ : delay;
@@ -418,9 +367,10 @@ core::CoherentHome::Result RequestAgent::send(core::CohRequest req, uint64_t lin
         req == core::CohRequest::ReadShared || req == core::CohRequest::ReadUnique ||
         req == core::CohRequest::ReadOnce || req == core::CohRequest::ReadNoSnoop;
     uint8_t buf[kCcixMaxMessageBytes];
-    const TransactionLease lease(*this, false, buf,
-                                 kCcixHeaderBytes + (with_data ? kCcixLineBytes : 0));
-    Transaction& t = *lease;
+    CcixTransactionPool::Lease lease(transactions_, false, buf,
+                                     kCcixHeaderBytes + (with_data ? kCcixLineBytes : 0),
+                                     core::TlpExt::Type::CcixRequest);
+    CcixTransaction& t = *lease;
     h.encode(t.message.bytes.data());
     if (op == CcixOp::Atomic) {
         for (int i = 0; i < 8; ++i) {
@@ -429,7 +379,7 @@ core::CoherentHome::Result RequestAgent::send(core::CohRequest req, uint64_t lin
         }
     }
     t.message.length = uint8_t(kCcixHeaderBytes + h.length);
-    t.attach_message();
+    lease.attach_message();
     delay += request_;
     link_initiator->b_transport(t.gp, delay);
     // Built only for an error: formatting it on every request cost the device path 3%.

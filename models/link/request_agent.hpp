@@ -52,6 +52,7 @@
 #include "link/atc.hpp"
 #include "link/ccix_config.hpp"
 #include "link/ccix_message.hpp"
+#include "link/ccix_transaction.hpp"
 
 namespace canopy::link {
 
@@ -160,12 +161,7 @@ class RequestAgent : public sc_core::sc_module {
     sc_core::sc_time issue_, request_, response_, read_return_, atomic_extra_, snoop_time_;
     sc_core::sc_time* current_ = nullptr;  // the caller's delay while an access runs
     uint16_t tag_ = 0;
-    // CCIX messages' payloads and extensions, one per nesting depth of send(), reused: building
-    // a payload allocates its extension array, and send() runs on every system-cache miss.
-    struct Transaction;
-    class TransactionLease;
-    std::vector<std::unique_ptr<Transaction>> transactions_;
-    size_t transactions_in_use_ = 0;
+    CcixTransactionPool transactions_;  // the requests' payloads, reused
     std::string last_error_;
     std::unordered_map<uint64_t, Watcher> watched_;  // line -> its watcher
     core::Counter* requests_[core::kCohRequests];

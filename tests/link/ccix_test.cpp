@@ -26,6 +26,7 @@
 #include "link/atc.hpp"
 #include "link/ccix_config.hpp"
 #include "link/ccix_message.hpp"
+#include "link/ccix_transaction.hpp"
 #include "link/home_agent.hpp"
 #include "link/pcie_link.hpp"
 #include "link/request_agent.hpp"
@@ -232,6 +233,49 @@ TEST(CcixMessage, DecodeRefusesMalformedHeaders) {
 }
 
 // ---- config, profiles, ESM ------------------------------------------------------------------
+
+TEST(CcixTransaction, LeasesNestReuseAndComeBackWithoutExtensions) {
+    CcixTransactionPool pool;
+    uint8_t a_buf[kCcixMaxMessageBytes] = {}, b_buf[8] = {};
+    CcixTransaction* outer = nullptr;
+    CcixTransaction* inner = nullptr;
+    {
+        CcixTransactionPool::Lease a(pool, false, a_buf, kCcixMaxMessageBytes,
+                                     core::TlpExt::Type::CcixSnoop);
+        a.attach_message();
+        outer = &*a;
+        EXPECT_TRUE(a->gp.is_read());
+        EXPECT_EQ(a->gp.get_address(), kCcixMessageAddress);
+        EXPECT_EQ(a->gp.get_data_ptr(), a_buf);
+        EXPECT_EQ(a->gp.get_data_length(), kCcixMaxMessageBytes);
+        EXPECT_EQ(a->gp.get_extension<core::TlpExt>()->type, core::TlpExt::Type::CcixSnoop);
+        EXPECT_EQ(a->gp.get_extension<core::TlpExt>()->vc, 1);
+        EXPECT_TRUE(a->gp.get_extension<LinkTlpExt>()->single_tlp);
+        EXPECT_EQ(a->gp.get_extension<CcixMessageExt>(), &a->message);
+        a->link.error = "left over";
+        a->gp.set_response_status(tlm::TLM_OK_RESPONSE);
+        {  // a message sent while another is on its way (a write-back inside a request)
+            CcixTransactionPool::Lease b(pool, true, b_buf, 8, core::TlpExt::Type::CcixRequest);
+            inner = &*b;
+            EXPECT_NE(inner, outer);
+            EXPECT_TRUE(b->gp.is_write());
+            EXPECT_EQ(b->gp.get_extension<CcixMessageExt>(), nullptr);
+        }
+        EXPECT_EQ(a->gp.get_extension<CcixMessageExt>(), &a->message);  // the inner one's end
+    }
+    // Ended leases leave no extension behind, and the next lease is the first transaction again,
+    // set up afresh.
+    EXPECT_EQ(outer->gp.get_extension<core::TlpExt>(), nullptr);
+    EXPECT_EQ(outer->gp.get_extension<LinkTlpExt>(), nullptr);
+    EXPECT_EQ(outer->gp.get_extension<CcixMessageExt>(), nullptr);
+    EXPECT_EQ(inner->gp.get_extension<core::TlpExt>(), nullptr);
+    CcixTransactionPool::Lease c(pool, true, b_buf, 8, core::TlpExt::Type::CcixRequest);
+    EXPECT_EQ(&*c, outer);
+    EXPECT_TRUE(c->gp.is_write());
+    EXPECT_EQ(c->gp.get_response_status(), tlm::TLM_INCOMPLETE_RESPONSE);
+    EXPECT_TRUE(c->link.error.empty());
+    EXPECT_EQ(c->gp.get_extension<CcixMessageExt>(), nullptr);
+}
 
 TEST(CcixConfig, ProfilesPresetOneOrTwoCacheLevelsAndMeetTheLocalHitTargets) {
     const CcixConfig u = CcixConfig::preset("u280");

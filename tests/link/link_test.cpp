@@ -43,6 +43,7 @@ struct Memory : sc_core::sc_module {
         bool write;
         core::TlpExt tlp;
         LinkTlpExt link;
+        const core::RequestExt* request;  // another extension the TLP carried, if any
     };
     tlm_utils::simple_target_socket<Memory> socket;
     uint64_t base;
@@ -61,7 +62,8 @@ struct Memory : sc_core::sc_module {
                gp.get_data_length(),
                gp.is_write(),
                {},
-               {}};
+               {},
+               gp.get_extension<core::RequestExt>()};
         if (auto* t = gp.get_extension<core::TlpExt>()) s.tlp = *t;
         if (auto* l = gp.get_extension<LinkTlpExt>()) s.link = *l;
         seen.push_back(s);
@@ -151,6 +153,37 @@ struct Bench {
         return dynamic_cast<const core::Counter*>(services.stats.find(module, name))->value();
     }
 };
+
+TEST(LinkTiming, OtherExtensionsRideOnEveryTlpAndStayTheOriginals) {
+    Bench b;
+    // 2 KiB read: four MemRd TLPs of 512 B (MRRS), each carrying the request's flow extension.
+    std::vector<uint8_t> data(2048);
+    tlm::tlm_generic_payload gp;
+    gp.set_command(tlm::TLM_READ_COMMAND);
+    gp.set_address(kHostBase);
+    gp.set_data_ptr(data.data());
+    gp.set_data_length(2048);
+    gp.set_streaming_width(2048);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    core::RequestExt flow;  // on the stack: the link must neither keep nor free it
+    flow.flow = 42;
+    gp.set_extension(&flow);
+    sc_time delay = SC_ZERO_TIME;
+    b.device_dma.socket->b_transport(gp, delay);
+    EXPECT_EQ(gp.get_response_status(), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(gp.get_extension<core::RequestExt>(), &flow);
+    gp.clear_extension(&flow);
+    ASSERT_EQ(b.host_mem.seen.size(), 4u);
+    for (const auto& s : b.host_mem.seen) {
+        EXPECT_EQ(s.request, &flow) << s.address;
+        EXPECT_EQ(s.link.count, 4u);
+    }
+    // The next transfer without it: the TLPs carry none (nothing was left on the link's payload).
+    b.host_mem.seen.clear();
+    EXPECT_EQ(b.dma_read(kHostBase, 64).status, tlm::TLM_OK_RESPONSE);
+    ASSERT_EQ(b.host_mem.seen.size(), 1u);
+    EXPECT_EQ(b.host_mem.seen[0].request, nullptr);
+}
 
 TEST(LinkTiming, DmaRead64B) {
     Bench b;
