@@ -26,6 +26,14 @@ CoherenceCounts run_coherence_round(Machine& m, const CoherenceRound& r) {
         if (!started) sc_core::wait(start);
     };
     const uint64_t words = r.bytes / 8;
+    struct Access {
+        uint64_t va;
+        bool store;
+    };
+    auto draw = [&](core::Rng& rng) {  // one draw: bit 0 store or load, the rest the word
+        const uint64_t d = rng();
+        return Access{r.buffer + (d >> 1) % words * 8, (d & 1) != 0};
+    };
     for (unsigned c = 0; c < r.host_cores; ++c) {
         m.host(c, [&, c](host::HostCore& cpu) {
             core::Rng rng(core::derive_seed(r.seed, "host" + std::to_string(c)));
@@ -38,16 +46,15 @@ CoherenceCounts run_coherence_round(Machine& m, const CoherenceRound& r) {
             wait_start();
             cpu.load<uint64_t>(r.buffer);  // TLB warm
             for (uint64_t i = 0; i < r.ops || short_of_ops > 0; ++i) {
-                const uint64_t draw = rng();  // bit 0: store or load; the rest: the word
-                const uint64_t va = r.buffer + (draw >> 1) % words * 8;
+                const Access a = draw(rng);
                 // Each access completes before the next starts (latency, not throughput). The
                 // core runs ahead of the kernel while it hits its caches, as it does in every
                 // program, and synchronises before any request leaves it for the home.
                 const sc_time t0 = cpu.now();
-                if (draw & 1)
-                    cpu.store<uint64_t>(va, i);
+                if (a.store)
+                    cpu.store<uint64_t>(a.va, i);
                 else
-                    cpu.load<uint64_t>(va);
+                    cpu.load<uint64_t>(a.va);
                 ++counts.host_accesses;
                 if (r.host_latency) r.host_latency->sample(ns_of(cpu.now() - t0));
                 if (i + 1 == r.ops) --short_of_ops;
@@ -59,9 +66,8 @@ CoherenceCounts run_coherence_round(Machine& m, const CoherenceRound& r) {
         wait_start();
         dev_load(m.ra(), r.buffer);  // ATC warm
         for (uint64_t i = 0; i < r.ops || short_of_ops > 0; ++i) {
-            const uint64_t draw = rng();
-            const uint64_t va = r.buffer + (draw >> 1) % words * 8;
-            const double ns = (draw & 1) ? dev_store(m.ra(), va, 1) : dev_load(m.ra(), va);
+            const Access a = draw(rng);
+            const double ns = a.store ? dev_store(m.ra(), a.va, 1) : dev_load(m.ra(), a.va);
             ++counts.device_accesses;
             if (r.device_latency) r.device_latency->sample(ns);
             if (i + 1 == r.ops) --short_of_ops;

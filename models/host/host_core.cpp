@@ -17,7 +17,6 @@ namespace {
 
 constexpr uint32_t kTlbDevice = 1;  // TLB entry flag: device memory
 
-
 std::string hex(uint64_t v) {
     std::ostringstream s;
     s << "0x" << std::hex << v;

@@ -3,15 +3,14 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/sim_time.hpp"
 
 namespace canopy::host {
 
 using sc_core::SC_NS;
 using sc_core::sc_time;
 
-namespace {
-double ns(const sc_time& t) { return t.to_seconds() * 1e9; }
-}  // namespace
+using core::ns_of;
 
 void IommuConfig::describe(core::Params& p) {
     p("iotlb_entries", iotlb_entries, "entries", "IOTLB entries (assumed)", 1, 1 << 20);
@@ -105,10 +104,10 @@ AtsResult Iommu::translate(uint32_t pasid, uint64_t va, sc_time& delay) {
         misses_.add();
         sc_time before = delay;
         r = walk(pasid, va, delay);
-        if (r.walk_reads) walk_latency_.sample(ns(delay - before));
+        if (r.walk_reads) walk_latency_.sample(ns_of(delay - before));
         if (r.ok) iotlb_.insert(pasid, r.va_base, r.pa_base, r.page_bytes);
     }
-    latency_.sample(ns(delay - start));
+    latency_.sample(ns_of(delay - start));
     if (!r.ok) {
         failures_.add();
         return r;

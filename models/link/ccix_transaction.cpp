@@ -24,7 +24,9 @@ CcixTransactionPool::Lease::Lease(CcixTransactionPool& pool, bool write, uint8_t
     t.gp.set_extension(&t.link);
 }
 
-void CcixTransactionPool::Lease::attach_message() {
+void CcixTransactionPool::Lease::attach_message(const CcixHeader& h) {
+    h.encode(t_->message.bytes.data());
+    t_->message.length = uint8_t(kCcixHeaderBytes + h.length);
     with_message_ = true;
     t_->gp.set_extension(&t_->message);
 }

@@ -37,8 +37,9 @@ class CcixTransactionPool {
         Lease& operator=(const Lease&) = delete;
         CcixTransaction& operator*() const { return *t_; }
         CcixTransaction* operator->() const { return t_; }
-        // Attaches the message (encoded by the caller into message.bytes, message.length).
-        void attach_message();
+        // Attaches the message `h` (encoded here) with h.length data bytes after the header,
+        // which the caller writes into message.bytes.
+        void attach_message(const CcixHeader& h);
 
       private:
         CcixTransactionPool& pool_;

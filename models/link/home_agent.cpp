@@ -187,9 +187,7 @@ void prepare_snoop(CcixTransactionPool::Lease& t, core::SnoopKind kind, uint64_t
     h.op = snoop_op(kind);
     h.tag = tag;
     h.address = line;
-    h.encode(t->message.bytes.data());
-    t->message.length = uint8_t(kCcixHeaderBytes);
-    t.attach_message();
+    t.attach_message(h);
 }
 
 // The answer's header in `buf`, or throws naming what is wrong.

@@ -371,15 +371,13 @@ core::CoherentHome::Result RequestAgent::send(core::CohRequest req, uint64_t lin
                                      kCcixHeaderBytes + (with_data ? kCcixLineBytes : 0),
                                      core::TlpExt::Type::CcixRequest);
     CcixTransaction& t = *lease;
-    h.encode(t.message.bytes.data());
+    lease.attach_message(h);
     if (op == CcixOp::Atomic) {
         for (int i = 0; i < 8; ++i) {
             t.message.bytes[kCcixHeaderBytes + i] = uint8_t(a->operand >> (8 * i));
             t.message.bytes[kCcixHeaderBytes + 8 + i] = uint8_t(a->compare >> (8 * i));
         }
     }
-    t.message.length = uint8_t(kCcixHeaderBytes + h.length);
-    lease.attach_message();
     delay += request_;
     link_initiator->b_transport(t.gp, delay);
     // Built only for an error: formatting it on every request cost the device path 3%.

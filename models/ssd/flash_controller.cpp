@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/payload.hpp"
+#include "core/sim_time.hpp"
 #include "nand/address.hpp"
 #include "nand/command.hpp"
 #include "nand/sequence.hpp"
@@ -44,7 +45,6 @@ const char* opcode_name(FlashOpcode op) {
 constexpr nand::CellMode kModes[] = {nand::CellMode::Slc, nand::CellMode::Mlc, nand::CellMode::Tlc,
                                      nand::CellMode::Esp};
 
-double ns(const sc_time& t) { return t.to_seconds() * 1e9; }
 }  // namespace
 
 const char* status_name(FlashStatus s) {
@@ -375,7 +375,7 @@ FlashCompletion FlashController::submit(const FlashCommand& cmd, const sc_time& 
     }
     if (r.out.status == FlashStatus::Refused) refused_.add();
     r.out.done = r.t;
-    r.out.latency_ns = ns(r.t - at);
+    r.out.latency_ns = core::ns_of(r.t - at);
     if (r.out.status != FlashStatus::Full && uint32_t(cmd.op) - 1 < latency_.size())
         latency_[uint32_t(cmd.op) - 1]->sample(r.out.latency_ns);
     if (services_.trace.enabled() && r.out.status != FlashStatus::Full)

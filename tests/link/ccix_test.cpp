@@ -242,7 +242,10 @@ TEST(CcixTransaction, LeasesNestReuseAndComeBackWithoutExtensions) {
     {
         CcixTransactionPool::Lease a(pool, false, a_buf, kCcixMaxMessageBytes,
                                      core::TlpExt::Type::CcixSnoop);
-        a.attach_message();
+        CcixHeader h;
+        h.op = CcixOp::SnpShared;
+        h.tag = 5;
+        a.attach_message(h);
         outer = &*a;
         EXPECT_TRUE(a->gp.is_read());
         EXPECT_EQ(a->gp.get_address(), kCcixMessageAddress);
@@ -252,6 +255,11 @@ TEST(CcixTransaction, LeasesNestReuseAndComeBackWithoutExtensions) {
         EXPECT_EQ(a->gp.get_extension<core::TlpExt>()->vc, 1);
         EXPECT_TRUE(a->gp.get_extension<LinkTlpExt>()->single_tlp);
         EXPECT_EQ(a->gp.get_extension<CcixMessageExt>(), &a->message);
+        CcixHeader got;
+        EXPECT_EQ(CcixHeader::decode(a->message.bytes.data(), a->message.length, got), "");
+        EXPECT_EQ(a->message.length, kCcixHeaderBytes);
+        EXPECT_EQ(got.op, CcixOp::SnpShared);
+        EXPECT_EQ(got.tag, 5);
         a->link.error = "left over";
         a->gp.set_response_status(tlm::TLM_OK_RESPONSE);
         {  // a message sent while another is on its way (a write-back inside a request)
