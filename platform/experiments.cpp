@@ -22,7 +22,11 @@
 namespace canopy::platform {
 
 double ExpRow::error_pct() const {
-    return published == 0 ? 0.0 : 100.0 * (simulated - published) / std::fabs(published);
+    auto from = [&](double p) { return p == 0 ? 0.0 : 100.0 * (simulated - p) / std::fabs(p); };
+    if (!has_range()) return from(published);
+    if (simulated < published_lo) return from(published_lo);
+    if (simulated > published_hi) return from(published_hi);
+    return 0.0;
 }
 
 // An experiment that takes --quick only.
@@ -120,9 +124,13 @@ void print_table(const std::vector<ExpRow>& rows, std::ostream& os) {
                   "simulated", "published", "unit", "error %");
     os << line;
     for (const auto& r : rows) {
-        std::snprintf(line, sizeof line, "%-6s %-*s %14.6g %14.6g %-6s %9.2f\n", r.id.c_str(),
-                      int(w), r.quantity.c_str(), r.simulated, r.published, r.unit.c_str(),
-                      r.error_pct());
+        char published[64];
+        if (r.has_range())
+            std::snprintf(published, sizeof published, "%g-%g", r.published_lo, r.published_hi);
+        else
+            std::snprintf(published, sizeof published, "%.6g", r.published);
+        std::snprintf(line, sizeof line, "%-6s %-*s %14.6g %14s %-6s %9.2f\n", r.id.c_str(), int(w),
+                      r.quantity.c_str(), r.simulated, published, r.unit.c_str(), r.error_pct());
         os << line;
     }
 }
@@ -136,22 +144,30 @@ static std::string csv_field(const std::string& s) {
 
 std::string to_csv(const std::vector<ExpRow>& rows) {
     std::ostringstream s;
-    s << "id,quantity,simulated,published,unit,error_pct\n";
-    for (const auto& r : rows)
+    s << "id,quantity,simulated,published,unit,error_pct,published_lo,published_hi\n";
+    for (const auto& r : rows) {
         s << csv_field(r.id) << "," << csv_field(r.quantity) << "," << r.simulated << ","
-          << r.published << "," << csv_field(r.unit) << "," << r.error_pct() << "\n";
+          << r.published << "," << csv_field(r.unit) << "," << r.error_pct() << ",";
+        if (r.has_range())
+            s << r.published_lo << "," << r.published_hi;
+        else
+            s << ",";
+        s << "\n";
+    }
     return s.str();
 }
 
 std::string to_json(const std::vector<ExpRow>& rows) {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
-    for (const auto& r : rows)
+    for (const auto& r : rows) {
         a.push_back({{"id", r.id},
                      {"quantity", r.quantity},
                      {"simulated", r.simulated},
                      {"published", r.published},
                      {"unit", r.unit},
                      {"error_pct", r.error_pct()}});
+        if (r.has_range()) a.back()["published_range"] = {r.published_lo, r.published_hi};
+    }
     return a.dump(2) + "\n";
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/rng.hpp"
+
 namespace canopy::platform {
 
 bool LockScenario::prepare(const PlatformConfig& cfg, std::string& why) {
@@ -22,6 +24,7 @@ LockScenario::LockScenario(const PlatformConfig& cfg, Platform& platform)
     c.host_core = kCore;
     c.locks = cfg.scenario.lock_table_locks;
     c.workers = cfg.scenario.lock_table_workers;
+    c.seed = core::derive_seed(cfg.sim.seed, "lock_table");
     // The device's request agent works in the address space of PASID Device::kPasid: the
     // table lives there (a thread of that process, whichever created it first: dma-check's in
     // the default run).

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/rng.hpp"
 #include "platform/ccix_machine.hpp"
 
 namespace canopy::platform {
@@ -80,8 +81,9 @@ LockTableRun::LockTableRun(Platform& platform, host::HostKernel::Process& proc,
         cpu.load<uint64_t>(table_.base);         // TLB warm
         for (uint64_t r = 0; r < kRecords; ++r)  // buckets in the SLC: steady state from here
             client.unlock(client.lock(r));
+        core::Rng rng(core::derive_seed(cfg.seed, "host"));
         for (unsigned i = 0; i < cfg.locks; ++i) {
-            const uint64_t record = (i * 5) % kRecords;
+            const uint64_t record = rng() % kRecords;
             auto l = client.lock(record);
             host_sum_ += l.request_ns;
             result_.host_ns = host_sum_ / double(++result_.host_locks);
@@ -102,8 +104,9 @@ LockTableRun::LockTableRun(Platform& platform, host::HostKernel::Process& proc,
                 dc.software_ns = 0;  // the lock module's time is in the request agent's issue
                 sw::LockClient client(port, table_, 2 + w, dc);
                 dev_load(ra, table_.base);  // ATC warm
-                for (uint64_t i = 0; !host_over_; ++i) {
-                    const uint64_t record = (i * 3 + 1 + w) % kRecords;
+                core::Rng rng(core::derive_seed(cfg.seed, "lock_module" + std::to_string(w)));
+                while (!host_over_) {
+                    const uint64_t record = rng() % kRecords;
                     auto l = client.lock(record);
                     device_sum_ += l.request_ns;
                     result_.device_ns = device_sum_ / double(++result_.device_locks);

@@ -17,6 +17,10 @@ struct LockTableRunConfig {
     unsigned locks = 100;      // the host's lock requests
     unsigned workers = 1;      // device requests in flight (0: the device stays idle)
     double device_gap_ns = 0;  // each worker's pause between its requests
+    // Each side picks the record of every request at random (its own stream of this seed), so
+    // that host and device meet as often as chance has it: fixed strides through the records
+    // locked the two sides into a phase that a nanosecond anywhere on the path could change.
+    uint64_t seed = 1;
 };
 
 class LockTableRun {
