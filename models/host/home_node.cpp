@@ -76,8 +76,13 @@ unsigned HomeNode::attach(core::Snoopable& cache, const std::string& name) {
 }
 
 HomeNode::Holders HomeNode::holders(uint64_t address) const {
-    auto it = filter_.find(slc_.line_of(address));
-    return it == filter_.end() ? Holders{} : it->second;
+    auto it = lines_.find(slc_.line_of(address));
+    return it == lines_.end() ? Holders{} : it->second.holders;
+}
+
+void HomeNode::forget_if_idle(uint64_t line_address) {
+    auto it = lines_.find(line_address);
+    if (it != lines_.end() && it->second.idle(sc_core::sc_time_stamp())) lines_.erase(it);
 }
 
 void HomeNode::memory_access(bool write, uint64_t address, uint8_t* bytes, uint64_t length,
@@ -101,11 +106,11 @@ void HomeNode::memory_access(bool write, uint64_t address, uint8_t* bytes, uint6
                                 " B at " + std::to_string(address));
 }
 
-sc_time HomeNode::snoop(uint64_t line_address, uint32_t mask, SnoopKind kind, uint8_t* line,
-                        bool& got_data, const sc_time& at) {
+sc_time HomeNode::snoop(uint64_t line_address, LineEntry& e, uint32_t mask, SnoopKind kind,
+                        uint8_t* line, bool& got_data, const sc_time& at) {
     sc_time slowest = SC_ZERO_TIME;
     uint8_t* buf = snoop_buf_.data();
-    Holders& h = filter_[line_address];
+    Holders& h = e.holders;
     for (unsigned r = 0; r < requesters_.size(); ++r) {
         if (!(mask & (1u << r))) continue;
         snoops_.add();
@@ -163,19 +168,20 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
     const sc_time start = delay;
     requests_[int(req)]->add();
     const sc_time now = sc_core::sc_time_stamp();
-    if (++requests_since_prune_ >= 4096) {  // forget lines no request can wait for any more
+    if (++requests_since_prune_ >= 4096) {  // forget lines nobody holds or can wait for
         requests_since_prune_ = 0;
-        for (auto it = line_busy_.begin(); it != line_busy_.end();)
-            it = it->second <= now ? line_busy_.erase(it) : std::next(it);
+        for (auto it = lines_.begin(); it != lines_.end();)
+            it = it->second.idle(now) ? lines_.erase(it) : std::next(it);
     }
-    auto& busy = line_busy_[line_address];
+    LineEntry& e = lines_[line_address];
+    sc_time& busy = e.busy_until;
     if (busy > now + delay) {
         hazard_wait_.sample(core::ns_of(busy - now - delay));
         delay = busy - now;
     }
     delay += sc_time(cfg_.request_ns, SC_NS);
     const uint32_t me = 1u << requester;
-    Holders& h = filter_[line_address];
+    Holders& h = e.holders;
     const uint32_t others = h.sharers & ~me;
     Result res;
     bool got = false;
@@ -183,7 +189,8 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
     switch (req) {
         case CohRequest::ReadShared:
             if (h.owner >= 0 && h.owner != int(requester))
-                t_snoop = snoop(line_address, 1u << h.owner, SnoopKind::Shared, line, got, delay);
+                t_snoop =
+                    snoop(line_address, e, 1u << h.owner, SnoopKind::Shared, line, got, delay);
             if (!got) t_data = fetch(line_address, line);
             res.granted = (h.sharers & ~me) ? LineState::SC : LineState::UC;
             h.sharers |= me;
@@ -192,7 +199,8 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
         case CohRequest::CleanUnique:
             if (h.sharers & me) {  // still holds its shared copy: no data needed
                 if (others)
-                    t_snoop = snoop(line_address, others, SnoopKind::Invalidate, line, got, delay);
+                    t_snoop =
+                        snoop(line_address, e, others, SnoopKind::Invalidate, line, got, delay);
                 res.granted = LineState::UC;
                 h.sharers = me;
                 h.owner = int(requester);
@@ -200,7 +208,8 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
             }
             [[fallthrough]];  // lost it meanwhile: a read-unique
         case CohRequest::ReadUnique:
-            if (others) t_snoop = snoop(line_address, others, SnoopKind::Unique, line, got, delay);
+            if (others)
+                t_snoop = snoop(line_address, e, others, SnoopKind::Unique, line, got, delay);
             if (!got) t_data = fetch(line_address, line);
             res.granted = LineState::UC;
             h.sharers = me;
@@ -208,7 +217,7 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
             break;
         case CohRequest::ReadOnce:
             if (h.owner >= 0)
-                t_snoop = snoop(line_address, 1u << h.owner, SnoopKind::Once, line, got, delay);
+                t_snoop = snoop(line_address, e, 1u << h.owner, SnoopKind::Once, line, got, delay);
             if (!got) t_data = fetch(line_address, line);
             break;
         case CohRequest::ReadNoSnoop:
@@ -216,7 +225,8 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
             break;
         case CohRequest::WriteUnique:
             if (h.sharers)
-                t_snoop = snoop(line_address, h.sharers, SnoopKind::Invalidate, line, got, delay);
+                t_snoop =
+                    snoop(line_address, e, h.sharers, SnoopKind::Invalidate, line, got, delay);
             [[fallthrough]];
         case CohRequest::WriteNoSnoop:
             if (slc_.peek(line_address)) {
@@ -236,7 +246,7 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
             if (!atomic) throw std::logic_error("HomeNode::request: Atomic without its operands");
             uint8_t* data = atomic_buf_.data();
             if (h.sharers)
-                t_snoop = snoop(line_address, h.sharers, SnoopKind::Unique, data, got, delay);
+                t_snoop = snoop(line_address, e, h.sharers, SnoopKind::Unique, data, got, delay);
             if (!got) t_data = fetch(line_address, data);
             if (offset + atomic->size > line_bytes())
                 throw std::logic_error("HomeNode::request: atomic crosses a line");
@@ -246,27 +256,26 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
             break;
         }
     }
-    if (h.sharers == 0 && h.owner < 0) filter_.erase(line_address);
     delay += t_snoop + t_data;
     // Write-backs and evictions leave the line at once (the write buffer's data is taken).
     if (req != CohRequest::WriteBack && req != CohRequest::Evict) busy = now + delay;
+    if (e.idle(now)) lines_.erase(line_address);
     latency_.sample(core::ns_of(delay - start));
     return res;
 }
 
 sc_time HomeNode::newest(uint64_t line_address, uint8_t* line, bool invalidate, bool& got,
                          const sc_time& at) {
-    auto it = filter_.find(line_address);
-    if (it == filter_.end()) return SC_ZERO_TIME;
-    const Holders h = it->second;
+    auto it = lines_.find(line_address);
+    if (it == lines_.end()) return SC_ZERO_TIME;
+    LineEntry& e = it->second;
+    const Holders h = e.holders;
     sc_time t = SC_ZERO_TIME;
     if (invalidate)
-        t = snoop(line_address, h.sharers, SnoopKind::Unique, line, got, at);  // dirty -> SLC
+        t = snoop(line_address, e, h.sharers, SnoopKind::Unique, line, got, at);  // dirty -> SLC
     else if (h.owner >= 0)
-        t = snoop(line_address, 1u << h.owner, SnoopKind::Once, line, got, at);
-    auto again = filter_.find(line_address);
-    if (again != filter_.end() && again->second.sharers == 0 && again->second.owner < 0)
-        filter_.erase(again);
+        t = snoop(line_address, e, 1u << h.owner, SnoopKind::Once, line, got, at);
+    forget_if_idle(line_address);
     return t;
 }
 
@@ -332,9 +341,9 @@ void HomeNode::read_coherent(uint64_t address, uint8_t* bytes, uint64_t length) 
     for (uint64_t l = address & ~(lb - 1); l < end; l += lb) {
         const uint64_t lo = std::max(l, address), hi = std::min(l + lb, end);
         const uint8_t* src = nullptr;
-        auto it = filter_.find(l);
-        if (it != filter_.end() && it->second.owner >= 0 &&
-            requesters_[it->second.owner].cache->peek_dirty(l, line.data()))
+        auto it = lines_.find(l);
+        if (it != lines_.end() && it->second.holders.owner >= 0 &&
+            requesters_[it->second.holders.owner].cache->peek_dirty(l, line.data()))
             src = line.data();
         else if (const auto* s = slc_.peek(l))
             src = slc_.data(*s);
@@ -362,12 +371,14 @@ void HomeNode::discard(uint64_t address, uint64_t length) {
     auto in_range = [&](uint64_t l) { return l >= first && l < end; };
     std::vector<uint8_t> scratch(lb);
     std::vector<uint64_t> lines;
-    for (const auto& [l, h] : filter_)
+    for (const auto& [l, e] : lines_)
         if (in_range(l)) lines.push_back(l);
     for (uint64_t l : lines) {
         bool got = false;
-        snoop(l, filter_[l].sharers, SnoopKind::Invalidate, scratch.data(), got);
-        filter_.erase(l);
+        LineEntry& e = lines_.at(l);
+        snoop(l, e, e.holders.sharers, SnoopKind::Invalidate, scratch.data(), got);
+        e.holders = Holders{};
+        forget_if_idle(l);
     }
     // The SLC may hold the snooped dirty data now too: drop it with the rest.
     slc_.for_each_valid([&](core::CacheArray::Line& l) {

@@ -103,7 +103,8 @@ class HomeNode : public sc_core::sc_module, public core::CoherentHome {
     // Snoops every holder in `mask` with `kind` at offset `at` of the caller's delay; leaves dirty
     // data in `line` (and in the SLC unless kind is Once); returns the slowest snoop's time.
     // Updates the filter.
-    sc_core::sc_time snoop(uint64_t line_address, uint32_t mask, core::SnoopKind kind,
+    struct LineEntry;
+    sc_core::sc_time snoop(uint64_t line_address, LineEntry& e, uint32_t mask, core::SnoopKind kind,
                            uint8_t* line, bool& got_data,
                            const sc_core::sc_time& at = sc_core::SC_ZERO_TIME);
     // The line's data from the SLC or DRAM; returns the time it took.
@@ -123,10 +124,19 @@ class HomeNode : public sc_core::sc_module, public core::CoherentHome {
     // Scratch lines (snoop() and request() are never re-entered: requests do not wait).
     std::vector<uint8_t> snoop_buf_, atomic_buf_;
     std::vector<Requester> requesters_;
-    std::unordered_map<uint64_t, Holders> filter_;
-    // Line -> when the request occupying it completes (absolute); pruned as time passes.
-    std::unordered_map<uint64_t, sc_core::sc_time> line_busy_;
+    // A line's snoop-filter entry and when the request occupying it completes (absolute). One
+    // map, one look-up per request; entries with no holder stay until their time has passed.
+    struct LineEntry {
+        Holders holders;
+        sc_core::sc_time busy_until;
+        bool idle(const sc_core::sc_time& now) const {
+            return holders.sharers == 0 && holders.owner < 0 && busy_until <= now;
+        }
+    };
+    std::unordered_map<uint64_t, LineEntry> lines_;
     uint64_t requests_since_prune_ = 0;
+    // Drops the entry of `line_address` if it is idle.
+    void forget_if_idle(uint64_t line_address);
     core::Counter* requests_[core::kCohRequests];
     core::Counter &snoops_, &snoop_data_, &slc_hits_, &slc_misses_, &dram_reads_, &dram_writes_,
         &io_reads_, &io_writes_, &errors_;
