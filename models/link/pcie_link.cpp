@@ -262,10 +262,20 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
         sub.set_extension(&link_out);
 
         sc_time d = arrival - now;
-        out->b_transport(sub, d);
-        sub.clear_extension(&tlp_out);
-        sub.clear_extension(&link_out);
-        for (const auto& [e, ext] : others) sub.set_extension(e, nullptr);
+        {
+            // The far side may throw (a programming error): the reused payload must still not
+            // keep extensions that are not its own.
+            struct Lent {
+                tlm::tlm_generic_payload& sub;
+                const decltype(sc.others)& others;
+                ~Lent() {
+                    sub.set_extension(core::TlpExt::ID, nullptr);
+                    sub.set_extension(LinkTlpExt::ID, nullptr);
+                    for (const auto& [e, ext] : others) sub.set_extension(e, nullptr);
+                }
+            } lent{sub, others};
+            out->b_transport(sub, d);
+        }
         const sc_time ready = std::max(now + d, arrival);
         const bool failed = sub.is_response_error();
         if (failed && status == tlm::TLM_OK_RESPONSE) status = sub.get_response_status();

@@ -13,9 +13,11 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <systemc>
 #include <tlm>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -50,6 +52,7 @@ struct Memory : sc_core::sc_module {
     std::vector<uint8_t> bytes;
     sc_time latency = SC_ZERO_TIME;
     std::vector<Seen> seen;
+    bool throw_next = false;  // the next access throws after it is recorded (a model's bug)
 
     Memory(sc_core::sc_module_name n, uint64_t b, size_t size)
         : sc_module(n), socket("socket"), base(b), bytes(size) {
@@ -67,6 +70,7 @@ struct Memory : sc_core::sc_module {
         if (auto* t = gp.get_extension<core::TlpExt>()) s.tlp = *t;
         if (auto* l = gp.get_extension<LinkTlpExt>()) s.link = *l;
         seen.push_back(s);
+        if (std::exchange(throw_next, false)) throw std::logic_error("memory model bug");
         if (gp.get_address() < base ||
             gp.get_address() + gp.get_data_length() > base + bytes.size())
             return gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
@@ -183,6 +187,37 @@ TEST(LinkTiming, OtherExtensionsRideOnEveryTlpAndStayTheOriginals) {
     EXPECT_EQ(b.dma_read(kHostBase, 64).status, tlm::TLM_OK_RESPONSE);
     ASSERT_EQ(b.host_mem.seen.size(), 1u);
     EXPECT_EQ(b.host_mem.seen[0].request, nullptr);
+}
+
+// A far side that throws must not leave the original's extensions (nor the link's own) on the
+// payload the link reuses for the next transfer.
+TEST(LinkTiming, AThrowingTargetLeavesNoLentExtensionsBehind) {
+    Bench b;
+    tlm::tlm_generic_payload gp;
+    uint8_t data[64] = {};
+    gp.set_command(tlm::TLM_READ_COMMAND);
+    gp.set_address(kHostBase);
+    gp.set_data_ptr(data);
+    gp.set_data_length(64);
+    gp.set_streaming_width(64);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    {
+        core::RequestExt flow;  // gone when the block ends: the link must not hold it
+        flow.flow = 7;
+        gp.set_extension(&flow);
+        b.host_mem.throw_next = true;
+        sc_time delay = SC_ZERO_TIME;
+        EXPECT_THROW(b.device_dma.socket->b_transport(gp, delay), std::logic_error);
+        gp.clear_extension(&flow);
+    }
+    ASSERT_EQ(b.host_mem.seen.size(), 1u);
+    EXPECT_EQ(b.host_mem.seen[0].link.count, 1u);
+    b.host_mem.seen.clear();
+    const Result r = b.dma_read(kHostBase, 64);
+    EXPECT_EQ(r.status, tlm::TLM_OK_RESPONSE);
+    ASSERT_EQ(b.host_mem.seen.size(), 1u);
+    EXPECT_EQ(b.host_mem.seen[0].request, nullptr);
+    EXPECT_EQ(b.host_mem.seen[0].tlp.type, core::TlpExt::Type::MemRead);
 }
 
 TEST(LinkTiming, DmaRead64B) {
