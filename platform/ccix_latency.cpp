@@ -12,6 +12,7 @@
 #include <systemc>
 #include <vector>
 
+#include "core/sim_time.hpp"
 #include "core/stats.hpp"
 #include "platform/ccix_experiments.hpp"
 #include "platform/ccix_machine.hpp"
@@ -121,10 +122,10 @@ json throughput_run(const std::vector<uint64_t>& sizes, unsigned count) {
             const uint32_t bytes = uint32_t(n);
             sc_time t0 = cpu.now();
             for (unsigned i = 0; i < count; ++i) ok(ctg.start_trans(false, va[i], bytes), "CCIX");
-            const double ccix_ns = (cpu.now() - t0).to_seconds() * 1e9;
+            const double ccix_ns = core::ns_of(cpu.now() - t0);
             t0 = cpu.now();
             for (unsigned i = 0; i < count; ++i) ok(dma.copy_to_device(pa[i], 0, bytes), "DMA");
-            const double dma_ns = (cpu.now() - t0).to_seconds() * 1e9;
+            const double dma_ns = core::ns_of(cpu.now() - t0);
             const double moved = double(n) * count;
             out.push_back(
                 {{"bytes", n}, {"ccix_gbps", moved / ccix_ns}, {"dma_gbps", moved / dma_ns}});

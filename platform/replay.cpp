@@ -150,13 +150,13 @@ int run_replay(const ReplayOptions& opt) {
             while (!started) cpu.compute_ns(1000);
             sw::BlockIo& io = *stack.kernel.on(cpu).base_io;
             std::vector<uint8_t> buf;
-            const double start = cpu.now().to_seconds() * 1e9;
+            const double start = cpu.now_ns();
             if (t0 < 0) t0 = start;
             while (next < trace.requests.size()) {
                 const sw::BlockRequest& r = trace.requests[next++];
                 if (opt.timed) {
                     const double at = t0 + double(r.time_ns);
-                    const double now = cpu.now().to_seconds() * 1e9;
+                    const double now = cpu.now_ns();
                     if (at > now) cpu.compute_ns(at - now);
                 }
                 // Offsets past the region fold into it; a request never straddles its end.
@@ -165,7 +165,7 @@ int run_replay(const ReplayOptions& opt) {
                 buf.resize(r.size_bytes);
                 if (r.write)
                     for (size_t i = 0; i < buf.size(); ++i) buf[i] = uint8_t(r.line + i);
-                const double s = cpu.now().to_seconds() * 1e9;
+                const double s = cpu.now_ns();
                 if (dio)
                     r.write ? dio->pwrite(fd, buf.data(), r.size_bytes, off)
                             : dio->pread(fd, buf.data(), r.size_bytes, off);
@@ -173,8 +173,7 @@ int run_replay(const ReplayOptions& opt) {
                     io.write(base + off, buf.data(), r.size_bytes);
                 else
                     io.read(base + off, buf.data(), r.size_bytes);
-                done.push_back(
-                    {s, cpu.now().to_seconds() * 1e9, r.write, r.size_bytes, r.response_ns});
+                done.push_back({s, cpu.now_ns(), r.write, r.size_bytes, r.response_ns});
             }
             if (dio) dio->close(fd);
             if (++finished == opt.threads) after = stack.store_stats(cpu);

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/progress.hpp"
+#include "core/sim_time.hpp"
 #include "platform/fc_demo.hpp"
 #include "platform/flash_script.hpp"
 #include "platform/host_scenario.hpp"
@@ -47,7 +48,7 @@ sc_core::sc_time SessionOutputs::simulate(const std::function<bool()>& done,
 
 void SessionOutputs::finish(core::Json header, const std::vector<core::ParamInfo>& params,
                             const std::string& note) {
-    const double elapsed_ns = end_.to_seconds() * 1e9;
+    const double elapsed_ns = core::ns_of(end_);
     header["sim_time_ns"] = elapsed_ns;
     core::Json config = core::Json::object();
     for (const auto& p : params) config[p.key] = p.value_text;

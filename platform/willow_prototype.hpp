@@ -97,6 +97,6 @@ struct Span {
     double ns() const { return end - start; }
 };
 
-inline double now_ns(host::HostCore& cpu) { return cpu.now().to_seconds() * 1e9; }
+inline double now_ns(host::HostCore& cpu) { return cpu.now_ns(); }
 
 }  // namespace canopy::platform

@@ -52,9 +52,9 @@ WillowScenario::WillowScenario(const PlatformConfig& cfg, Platform& platform)
         auto dio = s.direct_io(cpu);
         Result& r = result_;
         auto timed = [&](double& per_page, auto&& op) {
-            const double t0 = cpu.now().to_seconds() * 1e9;
+            const double t0 = cpu.now_ns();
             for (uint64_t at = 0; at < kFileBytes; at += kPage) op(at);
-            per_page = (cpu.now().to_seconds() * 1e9 - t0) / double(kFileBytes / kPage);
+            per_page = (cpu.now_ns() - t0) / double(kFileBytes / kPage);
         };
         auto compare = [&] {
             for (size_t i = 0; i < data.size(); ++i) r.wrong_bytes += data[i] != back[i];
@@ -116,12 +116,12 @@ void WillowScenario::key_value(host::HostCore& cpu) {
         return v;
     };
     auto key = [](unsigned i) { return "session:" + std::to_string(i); };
-    double t0 = cpu.now().to_seconds() * 1e9;
+    double t0 = cpu.now_ns();
     for (unsigned i = 0; i < kPairs; ++i) kv->put(key(i), value(i));
-    r.kv_put_ns = (cpu.now().to_seconds() * 1e9 - t0) / kPairs;
-    t0 = cpu.now().to_seconds() * 1e9;
+    r.kv_put_ns = (cpu.now_ns() - t0) / kPairs;
+    t0 = cpu.now_ns();
     for (unsigned i = 0; i < kPairs; ++i) r.kv_right += kv->get(key(i)) == value(i);
-    r.kv_get_ns = (cpu.now().to_seconds() * 1e9 - t0) / kPairs;
+    r.kv_get_ns = (cpu.now_ns() - t0) / kPairs;
     for (unsigned i = 0; i < kPairs; i += 4) r.kv_right += kv->del(key(i)) && !kv->get(key(i));
     r.kv_pairs = kPairs;
     r.kv_ran = true;
@@ -142,7 +142,7 @@ void WillowScenario::transfers(host::HostCore& cpu) {
     auto aw = s.atomic_writes(cpu, *dio);
     std::vector<int64_t> ledger(kAccounts, 1000);
     for (unsigned a = 0; a < kAccounts; ++a) dio->pwrite(fd, &ledger[a], 8, a * kStride);
-    auto now_ns = [&] { return cpu.now().to_seconds() * 1e9; };
+    auto now_ns = [&] { return cpu.now_ns(); };
     double log_ns = 0, commit_ns = 0;
     for (unsigned t = 0; t <= kTransfers; ++t) {
         const unsigned from = t % kAccounts, to = (t * 5 + 3) % kAccounts;

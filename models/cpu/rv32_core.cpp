@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/sim_time.hpp"
 #include "cpu/spu_map.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -626,7 +627,7 @@ void Rv32Core::sleep_in_wfi() {
     // Wake at the next clock edge at or after the kernel's time.
     const uint64_t now = sc_core::sc_time_stamp().value(), local = local_ticks();
     if (now > local) cycle_ += ceil_div(now - local, period_);
-    st_wfi_ns_.add(double(sc_time::from_value(local_ticks() - t0).to_seconds() * 1e9));
+    st_wfi_ns_.add(core::ns_of(sc_time::from_value(local_ticks() - t0)));
     sync_cycle_ = cycle_ + quantum_cycles_;
 }
 

@@ -130,7 +130,7 @@ void Disk::check(uint64_t offset, uint64_t bytes, const char* what) const {
 Disk::Timing Disk::access(HostCore& cpu, uint64_t offset, uint32_t bytes, bool write) {
     check(offset, bytes, write ? "write" : "read");
     cpu.sync();  // requests reach the disk in simulated-time order
-    const double now = cpu.now().to_seconds() * 1e9;
+    const double now = cpu.now_ns();
     const double start = std::max(now, busy_until_ns_);
     Timing t = time_access(start, offset, bytes);
     t.queued_ns = start - now;

@@ -34,6 +34,7 @@
 #include "core/coherent_cache.hpp"
 #include "core/config.hpp"
 #include "core/services.hpp"
+#include "core/sim_time.hpp"
 #include "core/translation_cache.hpp"
 #include "host/home_node.hpp"
 #include "host/host_kernel.hpp"
@@ -99,6 +100,7 @@ class HostCore : public sc_core::sc_module {
     void compute_ns(double ns);
     void compute_cycles(uint64_t cycles);
     sc_core::sc_time now() const { return sc_core::sc_time_stamp() + offset_; }
+    double now_ns() const { return core::ns_of(now()); }
     void sync();  // bring the core's local time into the kernel's
     // Sleeps until `e` is notified (the core's local time caught up first), as a thread blocked
     // in the kernel does.

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/sim_time.hpp"
 #include "link/command_status.hpp"
 
 namespace canopy::link {
@@ -106,7 +107,7 @@ void CtgRegisters::run() {
             wait(delay);  // the transfer's time passes: status shows busy meanwhile
             if (!r.ok) code = CtgErrorCode::Access;
         }
-        const double latency = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e9;
+        const double latency = core::ns_of(sc_core::sc_time_stamp() - t0);
         if (code == CtgErrorCode::None)
             latency_.sample(latency);
         else

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/payload.hpp"
+#include "core/sim_time.hpp"
 #include "link/command_status.hpp"
 #include "ssd/network_interface.hpp"
 
@@ -228,7 +229,7 @@ SpuDmaResult SpuDma::transfer(DmaPort src, uint64_t src_addr, DmaPort dst, uint6
         failures_.add();
     }
     bytes_moved_ += r.bytes;
-    r.latency_ns = (delay - start).to_seconds() * 1e9;
+    r.latency_ns = core::ns_of(delay - start);
     latency_.sample(r.latency_ns);
     return r;
 }

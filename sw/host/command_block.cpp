@@ -1,4 +1,5 @@
 #include "sw/host/command_block.hpp"
+#include "core/sim_time.hpp"
 
 namespace canopy::sw {
 
@@ -30,7 +31,7 @@ CommandBlock::Result CommandBlock::start_and_wait(uint32_t control) {
         status = cpu_.load<uint32_t>(reg("status"));
         ++r.polls;
     } while ((status & busy) || !(status & done));
-    r.elapsed_ns = (cpu_.now() - t0).to_seconds() * 1e9;
+    r.elapsed_ns = core::ns_of(cpu_.now() - t0);
     r.error_code = cpu_.load<uint32_t>(reg("error_code"));
     r.latency_ns = cpu_.load<uint64_t>(reg("last_latency_ns"));
     const uint32_t error = uint32_t(bit("status", "error"));

@@ -72,13 +72,13 @@ FcOutcome run_workload(host::HostCore& cpu, FlashCosmos& fc, const FcWorkload& w
                        const std::vector<FlashCosmos::Operand>& stored, FcSystem system) {
     FcOutcome o;
     const FlashCosmos::Stats s0 = fc.stats();
-    const double t0 = cpu.now().to_seconds() * 1e9;
+    const double t0 = cpu.now_ns();
     o.result = fc.read(w.op, stored, system);
     if (w.bitcount) {
         for (uint8_t b : o.result) o.ones += uint64_t(__builtin_popcount(b));
         cpu.compute_cycles((o.result.size() + 7) / 8);
     }
-    o.ns = cpu.now().to_seconds() * 1e9 - t0;
+    o.ns = cpu.now_ns() - t0;
     const FlashCosmos::Stats& s1 = fc.stats();
     o.stats = {s1.sensings - s0.sensings, s1.pages_read - s0.pages_read, s1.bytes_in - s0.bytes_in,
                s1.host_words - s0.host_words};

@@ -218,7 +218,7 @@ void Hre::idle() {
     irqs_seen_ = msi.count(ep_.qp);
 }
 
-double Hre::now_ns() const { return cpu_.now().to_seconds() * 1e9; }
+double Hre::now_ns() const { return cpu_.now_ns(); }
 
 void Hre::respond(const Request& r, uint32_t result) {
     hre_sq_entry e{};

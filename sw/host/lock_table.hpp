@@ -50,7 +50,7 @@ class HostLockPort : public LockPort {
     uint64_t swap(uint64_t va, uint64_t value) override { return cpu_.swap(va, value); }
     uint64_t load64(uint64_t va) override { return cpu_.load<uint64_t>(va); }
     void compute_ns(double ns) override { cpu_.compute_ns(ns); }
-    double now_ns() override { return cpu_.now().to_seconds() * 1e9; }
+    double now_ns() override { return cpu_.now_ns(); }
 
   private:
     host::HostCore& cpu_;

@@ -248,7 +248,7 @@ uint32_t WillowFs::create(host::HostCore& cpu, const std::string& path, uint64_t
     ino.path = path;
     ino.owner = owner;
     ino.mode = mode;
-    ino.mtime_ns = uint64_t(cpu.now().to_seconds() * 1e9);
+    ino.mtime_ns = uint64_t(cpu.now_ns());
     grow(cpu, ino, bytes);
     if (size) ino.size = *size;
     Inode& stored = free->emplace(std::move(ino));
@@ -389,7 +389,7 @@ uint64_t WillowFs::pwrite(host::HostCore& cpu, int fd, const void* buf, uint64_t
         [&](uint64_t dev, uint64_t at, uint64_t len) { device_write(cpu, dev, src + at, len); });
     // Ordered journaling: the data first, then the inode that points at it.
     if (ino.size != size || cfg_.write_updates_inode) {
-        ino.mtime_ns = uint64_t(cpu.now().to_seconds() * 1e9);
+        ino.mtime_ns = uint64_t(cpu.now_ns());
         commit_inode(cpu, ino);
     }
     return n;
