@@ -125,7 +125,11 @@ void print_table(const std::vector<ExpRow>& rows, std::ostream& os) {
     os << line;
     for (const auto& r : rows) {
         char published[64];
-        if (r.has_range())
+        if (r.has_range() && std::isinf(r.published_hi))
+            std::snprintf(published, sizeof published, ">= %g", r.published_lo);
+        else if (r.has_range() && std::isinf(r.published_lo))
+            std::snprintf(published, sizeof published, "<= %g", r.published_hi);
+        else if (r.has_range())
             std::snprintf(published, sizeof published, "%g-%g", r.published_lo, r.published_hi);
         else
             std::snprintf(published, sizeof published, "%.6g", r.published);
@@ -166,7 +170,10 @@ std::string to_json(const std::vector<ExpRow>& rows) {
                      {"published", r.published},
                      {"unit", r.unit},
                      {"error_pct", r.error_pct()}});
-        if (r.has_range()) a.back()["published_range"] = {r.published_lo, r.published_hi};
+        auto end = [](double v) {  // an open end (a bound) is null
+            return std::isinf(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
+        };
+        if (r.has_range()) a.back()["published_range"] = {end(r.published_lo), end(r.published_hi)};
     }
     return a.dump(2) + "\n";
 }

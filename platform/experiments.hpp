@@ -1,7 +1,7 @@
 // The experiment catalogue of `canopy exp`: each experiment reproduces published figures,
 // prints simulated beside published values with the relative error, and writes NAME.csv,
 // NAME.json (rows with id, quantity, simulated, published, unit, error_pct, and published_range
-// where the paper gives a range) and NAME.svg.
+// where the paper gives a range or a bound, null at an open end) and NAME.svg.
 #pragma once
 
 #include <functional>
@@ -15,8 +15,10 @@ struct ExpRow {
     std::string id, quantity;
     double simulated = 0, published = 0;
     std::string unit;
-    // A published range (the paper's "750-800 ns"): `published` is then its middle, for the plot,
-    // and the error is the distance to the nearer end (0 inside). Both 0: a single value.
+    // A published range (the paper's "750-800 ns"), or a bound where the paper gives only a trend
+    // ("fewer with huge pages": lo 1, hi infinity): `published` is then what the plot shows (the
+    // middle, or the bound), and the error is the distance to the nearer end (0 inside). Both 0:
+    // a single value.
     double published_lo = 0, published_hi = 0;
     bool has_range() const { return published_hi > published_lo; }
     double error_pct() const;

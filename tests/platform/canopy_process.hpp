@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -77,9 +78,11 @@ inline std::map<std::string, ExpRow> run_experiment(const std::string& name,
         ExpRow& r = rows[row.at("id").get<std::string>()];
         r.simulated = row.at("simulated").get<double>();
         r.published = row.at("published").get<double>();
-        if (row.contains("published_range")) {
-            r.lo = row["published_range"].at(0).get<double>();
-            r.hi = row["published_range"].at(1).get<double>();
+        if (row.contains("published_range")) {  // null: an open end
+            const auto& range = row["published_range"];
+            const double inf = std::numeric_limits<double>::infinity();
+            r.lo = range.at(0).is_null() ? -inf : range.at(0).get<double>();
+            r.hi = range.at(1).is_null() ? inf : range.at(1).get<double>();
         }
     }
     return rows;

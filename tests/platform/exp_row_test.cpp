@@ -2,6 +2,7 @@
 // as the lock table's "200-250 ns" (platform/experiments.hpp), and how the outputs show it.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -40,4 +41,21 @@ TEST(PlatformExpRow, OutputsShowTheRange) {
     EXPECT_NE(csv.find("published_lo,published_hi\n"), std::string::npos) << csv;
     EXPECT_NE(csv.find("A.1,single,90,100,ns,-10,,\n"), std::string::npos) << csv;
     EXPECT_NE(csv.find("A.2,ranged,180,225,ns,-10,200,250\n"), std::string::npos) << csv;
+}
+
+TEST(PlatformExpRow, ABoundIsARangeWithAnOpenEnd) {
+    const double inf = std::numeric_limits<double>::infinity();
+    auto at_least = [&](double sim) { return ExpRow{"E2.13", "q", sim, 1.0, "x", 1.0, inf}; };
+    EXPECT_DOUBLE_EQ(at_least(512.0).error_pct(), 0.0);
+    EXPECT_DOUBLE_EQ(at_least(0.5).error_pct(), -50.0);
+    const ExpRow at_most{"E2.17", "q", 0.6, 0.5, "x", -inf, 0.5};
+    EXPECT_DOUBLE_EQ(at_most.error_pct(), 20.0);
+
+    std::ostringstream table;
+    canopy::platform::print_table({at_least(512.0), at_most}, table);
+    EXPECT_NE(table.str().find(">= 1 "), std::string::npos) << table.str();
+    EXPECT_NE(table.str().find("<= 0.5 "), std::string::npos) << table.str();
+    const auto j = nlohmann::json::parse(canopy::platform::to_json({at_least(512.0), at_most}));
+    EXPECT_EQ(j[0]["published_range"], nlohmann::json({1.0, nullptr}));
+    EXPECT_EQ(j[1]["published_range"], nlohmann::json({nullptr, 0.5}));
 }
