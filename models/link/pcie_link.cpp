@@ -204,22 +204,28 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
     const uint64_t window = credit_window(write);
     const sc_time& fc_return = &rev == up_.get() ? down_fc_return_ : up_fc_return_;
 
-    // Extensions of the original other than the two the link rewrites (a CCIX message, a
-    // request's flow) ride on each forwarded TLP: the same objects, as an interconnect passes a
-    // payload on, taken off again after it. Cloning them cost an allocation per CCIX message.
+    // A transfer that is one TLP (every CCIX message) goes to the far side as itself, with the
+    // link's two extensions in place of the original's for the call. A longer one goes as
+    // forwarded TLPs, on which the original's other extensions (a CCIX message, a request's
+    // flow) ride: the same objects, as an interconnect passes a payload on, taken off again
+    // after it. Cloning them cost an allocation per message; lending them, a scan of every
+    // extension slot.
+    const bool as_is = requests.size() == 1 && requests[0].address == addr &&
+                       requests[0].data_bytes == len && gp.get_streaming_width() == len;
+    tlm::tlm_generic_payload& sub = as_is ? gp : sc.sub;
     const unsigned tlp_id = core::TlpExt::ID, link_id = LinkTlpExt::ID;
     auto& others = sc.others;
     others.clear();
-    for (unsigned e = 0, n = unsigned(tlm::max_num_extensions()); e < n; ++e)
-        if (e != tlp_id && e != link_id)
-            if (auto* ext = gp.get_extension(e)) others.emplace_back(e, ext);
+    if (!as_is)
+        for (unsigned e = 0, n = unsigned(tlm::max_num_extensions()); e < n; ++e)
+            if (e != tlp_id && e != link_id)
+                if (auto* ext = gp.get_extension(e)) others.emplace_back(e, ext);
 
     std::vector<sc_time>& arrivals = sc.arrivals;
     arrivals.clear();
     sc_time done = start, last_request = start, last_sent = start, last_completion = start;
     uint64_t completions = 0;
     tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;
-    tlm::tlm_generic_payload& sub = sc.sub;
     for (size_t i = 0; i < requests.size(); ++i) {
         const Tlp& r = requests[i];
         // A transfer's own TLPs follow one another: only others' traffic counts as waiting.
@@ -231,16 +237,18 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
         last_request = std::max(last_request, arrival);
 
         // The far side sees this TLP as its own transaction, carrying the original's extensions.
-        sub.set_command(gp.get_command());
-        sub.set_address(r.address);
-        sub.set_data_ptr(gp.get_data_ptr() + (r.address - addr));
-        sub.set_data_length(r.data_bytes);
-        sub.set_streaming_width(r.data_bytes);
-        sub.set_byte_enable_ptr(nullptr);
-        sub.set_byte_enable_length(0);
+        if (!as_is) {
+            sub.set_command(gp.get_command());
+            sub.set_address(r.address);
+            sub.set_data_ptr(gp.get_data_ptr() + (r.address - addr));
+            sub.set_data_length(r.data_bytes);
+            sub.set_streaming_width(r.data_bytes);
+            sub.set_byte_enable_ptr(nullptr);
+            sub.set_byte_enable_length(0);
+            for (const auto& [e, ext] : others) sub.set_extension(e, ext);
+        }
         sub.set_dmi_allowed(false);
         sub.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        for (const auto& [e, ext] : others) sub.set_extension(e, ext);
         core::TlpExt& tlp_out = sc.tlp;
         tlp_out = tlp_in ? *tlp_in : core::TlpExt();
         tlp_out.type = write ? core::TlpExt::Type::MemWrite : core::TlpExt::Type::MemRead;
@@ -263,19 +271,23 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
 
         sc_time d = arrival - now;
         {
-            // The far side may throw (a programming error): the reused payload must still not
-            // keep extensions that are not its own.
+            // The far side may throw (a programming error): the payload must still not keep
+            // extensions that are not its own (the original gets its two back).
             struct Lent {
                 tlm::tlm_generic_payload& sub;
                 const decltype(sc.others)& others;
+                core::TlpExt* tlp;
+                LinkTlpExt* link;
                 ~Lent() {
-                    sub.set_extension(core::TlpExt::ID, nullptr);
-                    sub.set_extension(LinkTlpExt::ID, nullptr);
+                    sub.set_extension(core::TlpExt::ID, tlp);
+                    sub.set_extension(LinkTlpExt::ID, link);
                     for (const auto& [e, ext] : others) sub.set_extension(e, nullptr);
                 }
-            } lent{sub, others};
+            } lent{sub, others, as_is ? const_cast<core::TlpExt*>(tlp_in) : nullptr,
+                   as_is ? const_cast<LinkTlpExt*>(link_in) : nullptr};
             out->b_transport(sub, d);
         }
+        if (as_is) gp.set_dmi_allowed(false);  // the link gives no direct access
         const sc_time ready = std::max(now + d, arrival);
         const bool failed = sub.is_response_error();
         if (failed && status == tlm::TLM_OK_RESPONSE) status = sub.get_response_status();

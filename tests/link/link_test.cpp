@@ -53,6 +53,7 @@ struct Memory : sc_core::sc_module {
     sc_time latency = SC_ZERO_TIME;
     std::vector<Seen> seen;
     bool throw_next = false;  // the next access throws after it is recorded (a model's bug)
+    bool grant_dmi = false;   // marks each answer DMI-allowed, as a plain memory may
 
     Memory(sc_core::sc_module_name n, uint64_t b, size_t size)
         : sc_module(n), socket("socket"), base(b), bytes(size) {
@@ -80,6 +81,7 @@ struct Memory : sc_core::sc_module {
         else
             std::memcpy(gp.get_data_ptr(), m, gp.get_data_length());
         delay += latency;
+        gp.set_dmi_allowed(grant_dmi);
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
     }
 };
@@ -189,35 +191,82 @@ TEST(LinkTiming, OtherExtensionsRideOnEveryTlpAndStayTheOriginals) {
     EXPECT_EQ(b.host_mem.seen[0].request, nullptr);
 }
 
-// A far side that throws must not leave the original's extensions (nor the link's own) on the
-// payload the link reuses for the next transfer.
-TEST(LinkTiming, AThrowingTargetLeavesNoLentExtensionsBehind) {
+// A transfer of one TLP reaches the far side as itself, with the link's TLP attributes in place
+// of the original's for the call: afterwards the original has exactly its own extensions back,
+// and no direct-memory grant of the far side leaks through the link.
+TEST(LinkTiming, OneTlpGoesAsItselfAndGetsItsOwnExtensionsBack) {
     Bench b;
-    tlm::tlm_generic_payload gp;
+    b.host_mem.grant_dmi = true;
     uint8_t data[64] = {};
+    tlm::tlm_generic_payload gp;
     gp.set_command(tlm::TLM_READ_COMMAND);
-    gp.set_address(kHostBase);
+    gp.set_address(kHostBase + 0x40);
     gp.set_data_ptr(data);
     gp.set_data_length(64);
     gp.set_streaming_width(64);
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    {
-        core::RequestExt flow;  // gone when the block ends: the link must not hold it
-        flow.flow = 7;
-        gp.set_extension(&flow);
-        b.host_mem.throw_next = true;
-        sc_time delay = SC_ZERO_TIME;
-        EXPECT_THROW(b.device_dma.socket->b_transport(gp, delay), std::logic_error);
-        gp.clear_extension(&flow);
-    }
+    core::TlpExt own;  // the requester's attributes: the link copies them, never keeps them
+    own.type = core::TlpExt::Type::MemRead;
+    own.requester_id = 0x0100;
+    core::RequestExt flow;
+    flow.flow = 5;
+    gp.set_extension(&own);
+    gp.set_extension(&flow);
+    sc_time delay = SC_ZERO_TIME;
+    b.device_dma.socket->b_transport(gp, delay);
+    EXPECT_EQ(gp.get_response_status(), tlm::TLM_OK_RESPONSE);
+    EXPECT_FALSE(gp.is_dmi_allowed());
+    EXPECT_EQ(gp.get_extension<core::TlpExt>(), &own);
+    EXPECT_EQ(gp.get_extension<LinkTlpExt>(), nullptr);
+    EXPECT_EQ(gp.get_extension<core::RequestExt>(), &flow);
     ASSERT_EQ(b.host_mem.seen.size(), 1u);
+    EXPECT_EQ(b.host_mem.seen[0].request, &flow);
+    EXPECT_EQ(b.host_mem.seen[0].tlp.requester_id, 0x0100);
     EXPECT_EQ(b.host_mem.seen[0].link.count, 1u);
-    b.host_mem.seen.clear();
-    const Result r = b.dma_read(kHostBase, 64);
-    EXPECT_EQ(r.status, tlm::TLM_OK_RESPONSE);
-    ASSERT_EQ(b.host_mem.seen.size(), 1u);
-    EXPECT_EQ(b.host_mem.seen[0].request, nullptr);
-    EXPECT_EQ(b.host_mem.seen[0].tlp.type, core::TlpExt::Type::MemRead);
+    EXPECT_EQ(b.host_mem.seen[0].link.kind, TlpKind::MemRd);
+    for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(data[i], b.host_mem.bytes[0x40 + i]);
+    gp.clear_extension(&own);
+    gp.clear_extension(&flow);
+}
+
+// A far side that throws must not leave the original's extensions (nor the link's own) on the
+// payload the link reuses for the next transfer, nor the link's on the original.
+TEST(LinkTiming, AThrowingTargetLeavesNoLentExtensionsBehind) {
+    Bench b;
+    // 64 B goes as itself, 2 KiB as four forwarded TLPs on the link's own payload.
+    for (const uint32_t len : {64u, 2048u}) {
+        SCOPED_TRACE(len);
+        std::vector<uint8_t> data(len);
+        tlm::tlm_generic_payload gp;
+        gp.set_command(tlm::TLM_READ_COMMAND);
+        gp.set_address(kHostBase);
+        gp.set_data_ptr(data.data());
+        gp.set_data_length(len);
+        gp.set_streaming_width(len);
+        gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        {
+            core::RequestExt flow;  // gone when the block ends: the link must not hold it
+            flow.flow = 7;
+            gp.set_extension(&flow);
+            b.host_mem.throw_next = true;
+            sc_time delay = SC_ZERO_TIME;
+            EXPECT_THROW(b.device_dma.socket->b_transport(gp, delay), std::logic_error);
+            EXPECT_EQ(gp.get_extension<core::TlpExt>(), nullptr);
+            EXPECT_EQ(gp.get_extension<LinkTlpExt>(), nullptr);
+            gp.clear_extension(&flow);
+        }
+        ASSERT_EQ(b.host_mem.seen.size(), 1u);  // the first TLP threw
+        EXPECT_EQ(b.host_mem.seen[0].link.count, len / 512 + (len < 512));
+        b.host_mem.seen.clear();
+        const Result r = b.dma_read(kHostBase, len);
+        EXPECT_EQ(r.status, tlm::TLM_OK_RESPONSE);
+        ASSERT_FALSE(b.host_mem.seen.empty());
+        for (const auto& s : b.host_mem.seen) {
+            EXPECT_EQ(s.request, nullptr);
+            EXPECT_EQ(s.tlp.type, core::TlpExt::Type::MemRead);
+        }
+        b.host_mem.seen.clear();
+    }
 }
 
 TEST(LinkTiming, DmaRead64B) {
