@@ -87,7 +87,7 @@ void HomeNode::forget_if_idle(uint64_t line_address) {
 
 void HomeNode::memory_access(bool write, uint64_t address, uint8_t* bytes, uint64_t length,
                              sc_time& delay, bool debug) {
-    tlm::tlm_generic_payload gp;
+    tlm::tlm_generic_payload& gp = dram_gp_;
     gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     gp.set_address(address);
     gp.set_data_ptr(bytes);

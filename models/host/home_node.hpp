@@ -121,8 +121,10 @@ class HomeNode : public sc_core::sc_module, public core::CoherentHome {
 
     HomeNodeConfig cfg_;
     core::CacheArray slc_;
-    // Scratch lines (snoop() and request() are never re-entered: requests do not wait).
+    // Scratch lines and the DRAM payload (snoop(), request() and the DRAM are never re-entered:
+    // requests do not wait). A payload per DRAM access cost an allocation.
     std::vector<uint8_t> snoop_buf_, atomic_buf_;
+    tlm::tlm_generic_payload dram_gp_;
     std::vector<Requester> requesters_;
     // A line's snoop-filter entry and when the request occupying it completes (absolute). One
     // map, one look-up per request; entries with no holder stay until their time has passed.
