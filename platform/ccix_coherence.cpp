@@ -83,14 +83,15 @@ namespace {
 // One E4 configuration in a fresh machine: `host_cores` cores and the device on `bytes` of the
 // shared buffer; per side the mean and the p90-p10 spread, and what the accesses met: the share
 // of host accesses that had to snoop the device, and of device accesses that hit its system cache.
-json coherence_run(uint64_t bytes, unsigned host_cores, unsigned ops) {
-    Machine m;
+json coherence_run(const PlatformConfig& base, uint64_t bytes, unsigned host_cores, unsigned ops) {
+    Machine m(base);
     core::Distribution host_lat("host", "ns", ""), dev_lat("device", "ns", "");
     CoherenceRound r;
     r.buffer = m.shared(2 << 20);
     r.bytes = bytes;
     r.host_cores = host_cores;
     r.ops = ops;
+    r.seed = core::derive_seed(base.sim.seed, "coherence");
     r.host_latency = &host_lat;
     r.device_latency = &dev_lat;
     const CoherenceCounts n = run_coherence_round(m, r);
@@ -109,14 +110,15 @@ json coherence_run(uint64_t bytes, unsigned host_cores, unsigned ops) {
 
 }  // namespace
 
-std::vector<ExpRow> ccix_coherence(bool quick) {
-    const unsigned ops = quick ? 2000 : 20000;
+std::vector<ExpRow> ccix_coherence(const ExpOptions& o) {
+    const unsigned ops = o.quick ? 2000 : 20000;
+    const PlatformConfig base = o.platform();
     std::vector<ExpRow> rows;
     int k = 1;
     auto id = [&] { return "E4." + std::to_string(k++); };
     json first, last;
     for (uint64_t kib : {2048, 512, 128, 32}) {
-        last = run_isolated([&] { return coherence_run(kib * 1024, 1, ops); });
+        last = run_isolated([&] { return coherence_run(base, kib * 1024, 1, ops); });
         if (kib == 2048) first = last;
         const std::string where = std::to_string(kib) + " KiB shared, 1 host core";
         rows.push_back({id(), "host mean, " + where, last["host"]["mean"], 0.0, "ns"});
@@ -124,7 +126,7 @@ std::vector<ExpRow> ccix_coherence(bool quick) {
     }
     rows.back().published = 674.0;
     rows[rows.size() - 2].published = 333.0;
-    const json three = run_isolated([&] { return coherence_run(32 * 1024, 3, ops); });
+    const json three = run_isolated([&] { return coherence_run(base, 32 * 1024, 3, ops); });
     rows.push_back(
         {id(), "host mean, 32 KiB shared, 3 host cores", three["host"]["mean"], 235.0, "ns"});
     rows.push_back(

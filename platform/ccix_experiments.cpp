@@ -26,8 +26,8 @@ using sc_core::SC_ZERO_TIME;
 
 // ---- E5 ------------------------------------------------------------------------------------
 
-json atomics_run(unsigned n) {
-    Machine m;
+json atomics_run(const PlatformConfig& base, unsigned n) {
+    Machine m(base);
     const uint64_t lock = m.shared(2 << 20);
     double host_sum = 0, dev_sum = 0;
     m.host(0, [&](host::HostCore& cpu) {
@@ -51,8 +51,8 @@ json atomics_run(unsigned n) {
 
 // ---- E3 ------------------------------------------------------------------------------------
 
-json locality_run(const std::string& profile, unsigned n, uint64_t set_bytes) {
-    Machine m(link::CcixConfig::preset(profile));
+json locality_run(const PlatformConfig& base, unsigned n, uint64_t set_bytes) {
+    Machine m(base);
     const uint64_t buf = m.shared(2 << 20);
     double write = 0, read = 0, reread = 0;
     m.device([&] {
@@ -72,9 +72,10 @@ json locality_run(const std::string& profile, unsigned n, uint64_t set_bytes) {
 // Host core 0 and the device lock and unlock record versions of a small table. The device's lock
 // module serves `workers` requests at once (each its own thread on the request agent), each
 // pausing `device_gap_ns` between requests: together they set the contention (0 workers: idle).
-json lock_run(unsigned workers, double device_gap_ns, unsigned locks) {
-    Machine m;
+json lock_run(const PlatformConfig& base, unsigned workers, double device_gap_ns, unsigned locks) {
+    Machine m(base);
     LockTableRunConfig c;
+    c.seed = core::derive_seed(base.sim.seed, "lock_table");  // as the lock-table scenario
     c.locks = locks;
     c.workers = workers;
     c.device_gap_ns = device_gap_ns;
@@ -131,19 +132,23 @@ std::vector<ExpRow> ccix_ats_cost() {
     };
 }
 
-std::vector<ExpRow> ccix_atomics(bool quick) {
-    const json r = run_isolated([&] { return atomics_run(quick ? 20 : 200); });
+std::vector<ExpRow> ccix_atomics(const ExpOptions& o) {
+    const json r = run_isolated([&] { return atomics_run(o.platform(), o.quick ? 20 : 200); });
     return {
         {"E5.1", "AtomicCompare from a host core (line in the SLC)", r["host"], 50.0, "ns"},
         {"E5.2", "AtomicCompare from the device, u280", r["device"], 770.0, "ns", 740.0, 800.0},
     };
 }
 
-std::vector<ExpRow> ccix_locality(bool quick) {
-    const unsigned n = quick ? 20 : 200;
-    const uint64_t set = 512 * 1024;  // twice the u280's system cache, half the vck5000's L2
-    const json u = run_isolated([&] { return locality_run("u280", n, set); });
-    const json v = run_isolated([&] { return locality_run("vck5000", n, set); });
+std::vector<ExpRow> ccix_locality(const ExpOptions& o) {
+    const unsigned n = o.quick ? 20 : 200;
+    const uint64_t set = 512 * 1024;       // twice the u280's system cache, half the vck5000's L2
+    auto run = [&](const char* profile) {  // the options' configuration with this profile
+        const PlatformConfig base = o.platform({std::string("link.ccix.profile=") + profile});
+        return run_isolated([&] { return locality_run(base, n, set); });
+    };
+    const json u = run("u280");
+    const json v = run("vck5000");
     return {
         {"E3.1", "u280 local hit, write", u["write"], 80.0, "ns"},
         {"E3.2", "u280 local hit, read", u["read"], 100.0, "ns"},
@@ -156,11 +161,12 @@ std::vector<ExpRow> ccix_locality(bool quick) {
     };
 }
 
-std::vector<ExpRow> lock_table(bool quick) {
-    const unsigned locks = quick ? 400 : 4000;
-    const json idle = run_isolated([&] { return lock_run(0, 0, locks); });
-    const json low = run_isolated([&] { return lock_run(1, 4000, locks); });
-    const json high = run_isolated([&] { return lock_run(4, 0, locks); });
+std::vector<ExpRow> lock_table(const ExpOptions& o) {
+    const unsigned locks = o.quick ? 400 : 4000;
+    const PlatformConfig base = o.platform();
+    const json idle = run_isolated([&] { return lock_run(base, 0, 0, locks); });
+    const json low = run_isolated([&] { return lock_run(base, 1, 4000, locks); });
+    const json high = run_isolated([&] { return lock_run(base, 4, 0, locks); });
     const double grants = idle["double_grants"].get<double>() + low["double_grants"].get<double>() +
                           high["double_grants"].get<double>();
     return {

@@ -47,8 +47,8 @@ struct Fresh {
 // Device reads (host -> device) and writes (device -> host) of `sizes` bytes, once over CCIX (the
 // request agent, virtual addresses, ATC warm) and once by PCIe DMA (physical addresses, as the
 // paper's TaPaSCo measurements).
-json latency_run(const std::vector<uint64_t>& sizes) {
-    Machine m;
+json latency_run(const PlatformConfig& base, const std::vector<uint64_t>& sizes) {
+    Machine m(base);
     const uint64_t buf = m.shared(kRegion);
     json out = json::array();
     m.device([&] {
@@ -96,8 +96,9 @@ json latency_run(const std::vector<uint64_t>& sizes) {
 
 // Read throughput (device <- host) of `count` transfers of each size launched back to back by a
 // host program: GB/s for CCIX and PCIe-DMA.
-json throughput_run(const std::vector<uint64_t>& sizes, unsigned count) {
-    Machine m;
+json throughput_run(const PlatformConfig& base, const std::vector<uint64_t>& sizes,
+                    unsigned count) {
+    Machine m(base);
     const uint64_t buf = m.shared(kRegion);
     const uint64_t bar0 = m.cfg.device.bar0_address;
     const sw::HostRuntimeConfig& rt = m.cfg.software;
@@ -142,12 +143,14 @@ std::string size_label(uint64_t n) {
 
 }  // namespace
 
-std::vector<ExpRow> ccix_latency(bool quick) {
+std::vector<ExpRow> ccix_latency(const ExpOptions& o) {
     const std::vector<uint64_t> sizes =
-        quick ? std::vector<uint64_t>{64, 1024, 2048, 4096, 16384, 32768}
-              : std::vector<uint64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
-    const json lat = run_isolated([&] { return latency_run(sizes); });
-    const json thr = run_isolated([&] { return throughput_run(sizes, quick ? 4 : 16); });
+        o.quick
+            ? std::vector<uint64_t>{64, 1024, 2048, 4096, 16384, 32768}
+            : std::vector<uint64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+    const PlatformConfig base = o.platform();
+    const json lat = run_isolated([&] { return latency_run(base, sizes); });
+    const json thr = run_isolated([&] { return throughput_run(base, sizes, o.quick ? 4 : 16); });
     std::vector<ExpRow> rows;
     // Ids name the quantity and the size ("E1.read_ratio.64"), the same in the quick sweep.
     auto add = [&](const char* kind, uint64_t n, const std::string& quantity, double simulated,

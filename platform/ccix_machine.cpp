@@ -9,11 +9,10 @@ using sc_core::SC_ZERO_TIME;
 
 double now_ns() { return ns_of(sc_core::sc_time_stamp()); }
 
-Machine::Machine(const link::CcixConfig& ccix) {
+Machine::Machine(const PlatformConfig& base) : cfg(base) {
     cfg.nand.geometry.channels = 1;
     cfg.nand.geometry.dies_per_channel = 1;
     cfg.nand.geometry.blocks_per_plane = 16;
-    cfg.ccix = ccix;
     platform = std::make_unique<Platform>(cfg, services);
     proc = &platform->host.kernel.create_process("app");
 }

@@ -25,7 +25,8 @@ struct Machine {
     host::HostKernel::Process* proc = nullptr;
     unsigned threads = 0;
 
-    explicit Machine(const link::CcixConfig& ccix = link::CcixConfig());
+    // `base`'s flash array is made small (the CCIX experiments do not touch it).
+    explicit Machine(const PlatformConfig& base = PlatformConfig());
     // Pinned huge-page memory shared by host and device (as neoDBMS allocates its lock table).
     uint64_t shared(uint64_t bytes);
     link::RequestAgent& ra() { return platform->device.ra; }

@@ -29,6 +29,14 @@ double ExpRow::error_pct() const {
     return 0.0;
 }
 
+PlatformConfig ExpOptions::platform(const std::vector<std::string>& extra) const {
+    std::vector<std::string> all = overrides;
+    all.insert(all.end(), extra.begin(), extra.end());
+    PlatformConfig cfg;
+    load_config(cfg, config_file, all);
+    return cfg;
+}
+
 // An experiment that takes --quick only.
 static std::function<std::vector<ExpRow>(const ExpOptions&)> quick_only(
     std::vector<ExpRow> (*run)(bool quick)) {
@@ -57,24 +65,34 @@ const std::vector<Experiment>& experiments() {
          "CCIX-vs-PCIe paper Sec. IV Exp. 1: device reads and writes of host memory over CCIX "
          "(request agent, system-cache misses) and by PCIe DMA, 32 B .. 32 KiB; latency ratios "
          "and read throughput ratios at 1, 16, 32 KiB",
-         quick_only(ccix_latency)},
+         ccix_latency,
+         {},
+         true},
         {"locality",
          "CCIX-vs-PCIe paper Sec. IV Exp. 3: local (system-cache hit) write and read latency of "
          "the u280 and vck5000 profiles, and a working set larger than the u280's system cache",
-         quick_only(ccix_locality)},
+         ccix_locality,
+         {},
+         true},
         {"coherence",
          "CCIX-vs-PCIe paper Sec. IV Exp. 4: host cores and the device read and write random "
          "words of a shared buffer of 2 MiB .. 32 KiB (huge pages); mean latency and spread per "
          "side, 1 and 3 host cores",
-         quick_only(ccix_coherence)},
+         ccix_coherence,
+         {},
+         true},
         {"atomics",
          "CCIX-vs-PCIe paper Sec. IV Exp. 5: AtomicCompare issued by a host core and by the "
          "device (CCIX far atomic at the home)",
-         quick_only(ccix_atomics)},
+         ccix_atomics,
+         {},
+         true},
         {"lock-table",
          "CCIX-vs-PCIe paper Sec. V (neoDBMS): host and device lock record versions in a shared "
          "lock table in pinned huge-page host memory under rising contention; no double grants",
-         quick_only(lock_table)},
+         lock_table,
+         {},
+         true},
         {"willow-io",
          "Willow Sec. 4.1-4.2 (Figures 4-5): Base-IO bandwidth as a share of PCIe 1.1 x8 and "
          "4 KiB read IOPS, Direct-IO against Base-IO through the host file system (512 B reads "
@@ -261,8 +279,23 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
                              "unknown workload of '" + e->name + "'; allowed: " + allowed);
         }
     }
+    std::vector<core::ParamInfo> config;  // what the machines start from, for NAME.config.json
+    if (e->takes_config) {
+        PlatformConfig cfg;
+        config = load_config(cfg, options.config_file, options.overrides);  // checked up front
+    } else if (options.configured()) {
+        std::string takers;
+        for (const auto& x : experiments())
+            if (x.takes_config) takers += (takers.empty() ? "" : ", ") + x.name;
+        throw InputError(
+            "canopy exp", options.config_file.empty() ? "--set" : "--config",
+            "experiment '" + e->name +
+                "' builds its own machines and takes no configuration; these do: " + takers);
+    }
     std::vector<ExpRow> rows = e->run(options);
     os << e->name << ": " << e->description << "\n";
+    for (const auto& o : options.overrides) os << "  --set " << o << "\n";
+    if (!options.config_file.empty()) os << "  --config " << options.config_file << "\n";
     print_table(rows, os);
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
@@ -271,7 +304,9 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
     write_file(base + ".csv", to_csv(rows));
     write_file(base + ".json", to_json(rows));
     write_file(base + ".svg", to_svg(e->name, rows));
-    os << "wrote " << base << ".csv, .json, .svg\n";
+    if (e->takes_config) write_file(base + ".config.json", core::dump_params(config, true));
+    os << "wrote " << base << ".csv, .json, .svg" << (e->takes_config ? ", .config.json" : "")
+       << "\n";
 }
 
 }  // namespace canopy::platform

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "platform/platform_config.hpp"
+
 namespace canopy::platform {
 
 struct ExpRow {
@@ -29,6 +31,14 @@ struct ExpRow {
 struct ExpOptions {
     bool quick = false;
     std::string workload;
+    // --config FILE and --set key=value: what the machines of an experiment that takes a
+    // configuration (Experiment::takes_config) start from, as `canopy run` does.
+    std::string config_file;
+    std::vector<std::string> overrides;
+    bool configured() const { return !config_file.empty() || !overrides.empty(); }
+    // Defaults, then the file, then the overrides, then `extra` (the experiment's own settings,
+    // such as a profile it compares); throws InputError for a bad key or value.
+    PlatformConfig platform(const std::vector<std::string>& extra = {}) const;
 };
 
 struct Experiment {
@@ -36,13 +46,17 @@ struct Experiment {
     std::function<std::vector<ExpRow>(const ExpOptions&)> run;
     // The values --workload accepts; empty: the experiment has no workloads and refuses it.
     std::vector<std::string> workloads = {};
+    // Whether its machines start from --config/--set (ExpOptions::platform); others refuse them.
+    bool takes_config = false;
 };
 
 const std::vector<Experiment>& experiments();
 
-// Runs one experiment and writes its outputs under `out_dir`. Throws InputError for an unknown
-// name (with the closest one), and for a --workload the experiment does not have (naming the
-// values it accepts, or saying that it has none).
+// Runs one experiment and writes its outputs under `out_dir` (for one that takes a
+// configuration also NAME.config.json, the configuration it ran). Throws InputError for an
+// unknown name (with the closest one), for a --workload the experiment does not have (naming the
+// values it accepts, or saying that it has none), for --config/--set on an experiment that does
+// not take them (naming those that do), and for a bad configuration, before anything runs.
 void run_experiment(const std::string& name, const ExpOptions& options, const std::string& out_dir,
                     std::ostream& os);
 

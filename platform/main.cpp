@@ -146,14 +146,21 @@ int cmd_exp(const std::vector<std::string>& args) {
     platform::ExpOptions opt;
     bool list = false;
     po::options_description d(
-        "canopy exp NAME [--quick] [--workload W] [--out DIR] | canopy exp --list");
+        "canopy exp NAME [--quick] [--workload W] [--config FILE] [--set key=value ...] "
+        "[--out DIR] | canopy exp --list");
     d.add_options()("name", po::value(&name), "experiment to run")("list", po::bool_switch(&list),
                                                                    "list the experiments")(
         "quick", po::bool_switch(&opt.quick), "fewer samples, for a fast look")(
         "workload", po::value(&opt.workload),
         "run only this workload, for experiments that have workloads (flashcosmos: "
-        "bmi|ims|kcs|all)")("out", po::value(&out)->default_value("out"),
-                            "directory for NAME.csv, NAME.json, NAME.svg")("help", "this help");
+        "bmi|ims|kcs|all)")("config", po::value(&opt.config_file),
+                            "JSON config file the machines start from, for the experiments that "
+                            "take one (CCIX: ccix-latency, locality, coherence, atomics, "
+                            "lock-table)")("set", po::value(&opt.overrides)->composing(),
+                                           "override one key for them: --set key=value "
+                                           "(repeatable; see `canopy config --dump`)")(
+        "out", po::value(&out)->default_value("out"),
+        "directory for NAME.csv, NAME.json, NAME.svg (and NAME.config.json)")("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("name", 1);

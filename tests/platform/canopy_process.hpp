@@ -67,10 +67,11 @@ struct ExpRow {
     double simulated = 0, published = 0;
     double lo = 0, hi = 0;  // the published range, where the paper gives one
 };
-// Runs `canopy exp NAME --quick` into `dir` and returns its rows by id; status 0 expected.
-inline std::map<std::string, ExpRow> run_experiment(const std::string& name,
-                                                    const std::string& dir) {
-    Run r = run_canopy("exp " + name + " --quick --out " + dir, dir);
+// Runs `canopy exp NAME --quick [extra]` into `dir` and returns its rows by id; status 0
+// expected.
+inline std::map<std::string, ExpRow> run_experiment(const std::string& name, const std::string& dir,
+                                                    const std::string& extra = "") {
+    Run r = run_canopy("exp " + name + " --quick --out " + dir + " " + extra, dir);
     EXPECT_EQ(r.status, 0) << r.err;
     std::map<std::string, ExpRow> rows;
     const auto j = nlohmann::json::parse(slurp(dir + "/" + name + ".json"));

@@ -1,9 +1,11 @@
 // `canopy exp locality`, `atomics` and `lock-table` (platform/ccix_experiments.cpp): the
 // CCIX-vs-PCIe paper's published values (CALIBRATION.md E3, E5, lock table) within 15% and its
-// trends. Each TEST runs in its own process; each experiment forks one child per configuration.
+// trends; --config/--set reaching the experiments' machines. Each TEST runs in its own process;
+// each experiment forks one child per configuration.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -49,6 +51,38 @@ TEST(PlatformCcixExp, LockTableHostRisesWithContentionDeviceStaysNear) {
     EXPECT_GT(rows["DB.3"].simulated, 2.0 * rows["DB.1"].simulated);   // host: contention costs
     EXPECT_LT(rows["DB.5"].simulated, 1.15 * rows["DB.4"].simulated);  // device: barely
     EXPECT_EQ(rows["DB.6"].simulated, 0.0);                            // never two holders
+}
+
+// --set reaches every machine of the experiment and is recorded: the host's AtomicCompare on a
+// line in the SLC is the home's request_ns + slc_hit_ns, so 30 ns more of the latter is 30 ns
+// more per compare. NAME.config.json holds the configuration the rows came from.
+TEST(PlatformCcixExp, SetReachesTheMachinesAndIsRecorded) {
+    const auto plain = run_exp("atomics");
+    const std::string dir = scratch("ccix-exp-set");
+    const auto slower =
+        canopy_test::run_experiment("atomics", dir, "--set host.home.slc_hit_ns=60");
+    EXPECT_NEAR(slower.at("E5.1").simulated - plain.at("E5.1").simulated, 30.0, 0.01);
+    EXPECT_NE(slurp(dir + "/stdout.txt").find("--set host.home.slc_hit_ns=60"), std::string::npos);
+    const auto cfg = nlohmann::json::parse(slurp(dir + "/atomics.config.json"));
+    EXPECT_EQ(cfg["host"]["home"]["slc_hit_ns"].get<double>(), 60.0);
+    EXPECT_EQ(cfg["host"]["home"]["request_ns"].get<double>(), 20.0);  // the rest: defaults
+}
+
+// An experiment that builds its own machines refuses --set, naming those that take it; a bad
+// key is refused before anything runs (no outputs).
+TEST(PlatformCcixExp, ConfigRefusedWhereNotTakenAndCheckedBeforeRunning) {
+    const std::string dir = scratch("ccix-exp-refused");
+    auto r = run_canopy(
+        "exp nand-characterisation --quick --set host.home.snoop_ns=50 --out " + dir, dir);
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find("--set"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("nand-characterisation"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("coherence"), std::string::npos) << r.err;  // one that takes it
+    r = run_canopy("exp atomics --quick --set link.ccix.ra.bogus_ns=1 --out " + dir, dir);
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find("link.ccix.ra.bogus_ns"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/atomics.csv"));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/nand-characterisation.csv"));
 }
 
 }  // namespace
