@@ -100,12 +100,38 @@ json coherence_run(const PlatformConfig& base, uint64_t bytes, unsigned host_cor
         return s ? double(s->value()) : 0.0;
     };
     auto side = [](const core::Distribution& d) {
-        return json{{"mean", d.mean()}, {"spread", d.percentile(90) - d.percentile(10)}};
+        return json{{"mean", d.mean()},
+                    {"spread", d.percentile(90) - d.percentile(10)},
+                    {"distribution", d.to_json(0)}};
     };
     json out = {{"host", side(host_lat)}, {"device", side(dev_lat)}};
     out["host"]["snooped_device_pct"] = 100.0 * count("host.ha", "snoops") / n.host_accesses;
     out["device"]["hit_pct"] = 100.0 * count("device.ra.sc", "l2.hits") / n.device_accesses;
     return out;
+}
+
+// The paper's Fig. 6B: each side's latency histogram, per configuration, as
+// coherence.histograms.json (the Distribution's statistics and bins) and .svg.
+void write_histograms(const std::string& out_dir,
+                      const std::vector<std::pair<std::string, json>>& runs) {
+    if (out_dir.empty()) return;
+    json all = json::object();
+    std::vector<HistogramPanel> panels;
+    for (const auto& [where, run] : runs) {
+        HistogramPanel p{where, {}};
+        for (const char* who : {"host", "device"}) {
+            const json& d = run[who]["distribution"];
+            all[where][who] = d;
+            HistogramSeries s{who, {}};
+            for (const auto& b : d["histogram"]["bins"])
+                s.bins.push_back({b[0].get<double>(), b[1].get<double>(), b[2].get<double>()});
+            p.series.push_back(std::move(s));
+        }
+        panels.push_back(std::move(p));
+    }
+    write_output(out_dir + "/coherence.histograms.json", all.dump(2) + "\n");
+    write_output(out_dir + "/coherence.histograms.svg",
+                 histogram_svg("coherence: access latency per side (the paper's Fig. 6B)", panels));
 }
 
 }  // namespace
@@ -127,6 +153,9 @@ std::vector<ExpRow> ccix_coherence(const ExpOptions& o) {
     rows.back().published = 674.0;
     rows[rows.size() - 2].published = 333.0;
     const json three = run_isolated([&] { return coherence_run(base, 32 * 1024, 3, ops); });
+    write_histograms(o.out_dir, {{"2 MiB, 1 host core", first},
+                                 {"32 KiB, 1 host core", last},
+                                 {"32 KiB, 3 host cores", three}});
     rows.push_back(
         {id(), "host mean, 32 KiB shared, 3 host cores", three["host"]["mean"], 235.0, "ns"});
     rows.push_back(

@@ -247,7 +247,69 @@ std::string to_svg(const std::string& title, const std::vector<ExpRow>& rows) {
     return s.str();
 }
 
-static void write_file(const std::string& path, const std::string& text) {
+std::string histogram_svg(const std::string& title, const std::vector<HistogramPanel>& panels) {
+    static const char* const kColours[] = {"#c0392b", "#2a7ab0", "#27ae60", "#8e44ad"};
+    const int pw = 420, ph = 220, top = 60, left = 50, gap = 40;
+    // One log axis for every panel: from the lowest bin edge to the highest, whole decades.
+    double lo = 0, hi = 0, most = 0;
+    for (const auto& p : panels)
+        for (const auto& ser : p.series) {
+            double n = 0;
+            for (const auto& b : ser.bins) n += b[2];
+            for (const auto& b : ser.bins) {
+                if (b[0] > 0) lo = lo == 0 ? b[0] : std::min(lo, b[0]);
+                hi = std::max(hi, b[1]);
+                if (n > 0) most = std::max(most, b[2] / n);
+            }
+        }
+    if (lo <= 0 || hi <= lo || most <= 0) lo = 1, hi = 10, most = 1;
+    const double d0 = std::floor(std::log10(lo)), d1 = std::ceil(std::log10(hi));
+    auto x_of = [&](double v) { return (std::log10(std::max(v, lo)) - d0) / (d1 - d0) * pw; };
+    const int w = left + int(panels.size()) * (pw + gap), h = top + ph + 50;
+    std::ostringstream s;
+    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
+         "fill=\"white\"/>\n<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">"
+      << xml_escape(title) << "</text>\n";
+    for (size_t i = 0; i < panels.size(); ++i) {
+        const int x0 = left + int(i) * (pw + gap), y0 = top + ph;
+        s << "<text x=\"" << x0 << "\" y=\"" << top - 8 << "\" font-weight=\"bold\">"
+          << xml_escape(panels[i].title) << "</text>\n<line x1=\"" << x0 << "\" y1=\"" << y0
+          << "\" x2=\"" << x0 + pw << "\" y2=\"" << y0 << "\" stroke=\"black\"/>\n";
+        for (double d = d0; d <= d1; ++d) {
+            const double x = x0 + (d - d0) / (d1 - d0) * pw;
+            char label[32];
+            std::snprintf(label, sizeof label, "%g", std::pow(10.0, d));
+            s << "<line x1=\"" << x << "\" y1=\"" << y0 << "\" x2=\"" << x << "\" y2=\"" << y0 + 5
+              << "\" stroke=\"black\"/><text x=\"" << x << "\" y=\"" << y0 + 18
+              << "\" text-anchor=\"middle\">" << label << "</text>\n";
+        }
+        const auto& series = panels[i].series;
+        for (size_t k = 0; k < series.size(); ++k) {
+            const char* colour = kColours[k % 4];
+            double n = 0;
+            for (const auto& b : series[k].bins) n += b[2];
+            s << "<rect x=\"" << x0 + pw - 110 << "\" y=\"" << top + 14 * int(k)
+              << "\" width=\"10\" height=\"10\" fill=\"" << colour << "\"/><text x=\""
+              << x0 + pw - 96 << "\" y=\"" << top + 9 + 14 * int(k) << "\">"
+              << xml_escape(series[k].label) << "</text>\n";
+            for (const auto& b : series[k].bins) {
+                if (n <= 0 || b[2] <= 0) continue;
+                const double xa = x_of(b[0]), xb = std::max(x_of(b[1]), xa + 3);  // visible
+                const double bh = b[2] / n / most * ph;
+                s << "<rect x=\"" << x0 + xa << "\" y=\"" << y0 - bh << "\" width=\"" << xb - xa
+                  << "\" height=\"" << bh << "\" fill=\"" << colour
+                  << "\" fill-opacity=\"0.6\"/>\n";
+            }
+        }
+    }
+    s << "<text x=\"" << w / 2 << "\" y=\"" << h - 8
+      << "\" text-anchor=\"middle\">latency (ns, log scale); bar height: share of the side's "
+         "samples</text>\n</svg>\n";
+    return s.str();
+}
+
+void write_output(const std::string& path, const std::string& text) {
     std::ofstream f(path);
     if (!f) throw InputError(path, "", "cannot open for writing");
     f << text;
@@ -292,19 +354,21 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
             "experiment '" + e->name +
                 "' builds its own machines and takes no configuration; these do: " + takers);
     }
-    std::vector<ExpRow> rows = e->run(options);
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) throw InputError("--out", out_dir, "cannot create the directory: " + ec.message());
+    ExpOptions run_options = options;
+    run_options.out_dir = out_dir;
+    std::vector<ExpRow> rows = e->run(run_options);
     os << e->name << ": " << e->description << "\n";
     for (const auto& o : options.overrides) os << "  --set " << o << "\n";
     if (!options.config_file.empty()) os << "  --config " << options.config_file << "\n";
     print_table(rows, os);
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) throw InputError("--out", out_dir, "cannot create the directory: " + ec.message());
     const std::string base = out_dir + "/" + e->name;
-    write_file(base + ".csv", to_csv(rows));
-    write_file(base + ".json", to_json(rows));
-    write_file(base + ".svg", to_svg(e->name, rows));
-    if (e->takes_config) write_file(base + ".config.json", core::dump_params(config, true));
+    write_output(base + ".csv", to_csv(rows));
+    write_output(base + ".json", to_json(rows));
+    write_output(base + ".svg", to_svg(e->name, rows));
+    if (e->takes_config) write_output(base + ".config.json", core::dump_params(config, true));
     os << "wrote " << base << ".csv, .json, .svg" << (e->takes_config ? ", .config.json" : "")
        << "\n";
 }

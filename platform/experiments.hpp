@@ -4,6 +4,7 @@
 // where the paper gives a range or a bound, null at an open end) and NAME.svg.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -36,6 +37,9 @@ struct ExpOptions {
     std::string config_file;
     std::vector<std::string> overrides;
     bool configured() const { return !config_file.empty() || !overrides.empty(); }
+    // Where the experiment may write outputs of its own, NAME.<what> (set by run_experiment;
+    // empty: write none).
+    std::string out_dir;
     // Defaults, then the file, then the overrides, then `extra` (the experiment's own settings,
     // such as a profile it compares); throws InputError for a bad key or value.
     PlatformConfig platform(const std::vector<std::string>& extra = {}) const;
@@ -65,5 +69,20 @@ void print_table(const std::vector<ExpRow>& rows, std::ostream& os);
 std::string to_csv(const std::vector<ExpRow>& rows);
 std::string to_json(const std::vector<ExpRow>& rows);
 std::string to_svg(const std::string& title, const std::vector<ExpRow>& rows);
+
+// Histograms of latency for a plot: panels side by side, each overlaying its series (the
+// Distribution's bins: lower edge, upper edge, samples) as shares of their samples on a log axis.
+struct HistogramSeries {
+    std::string label;
+    std::vector<std::array<double, 3>> bins;  // lo, hi, count
+};
+struct HistogramPanel {
+    std::string title;
+    std::vector<HistogramSeries> series;
+};
+std::string histogram_svg(const std::string& title, const std::vector<HistogramPanel>& panels);
+
+// Writes an output file; throws InputError naming the path when it cannot.
+void write_output(const std::string& path, const std::string& text);
 
 }  // namespace canopy::platform
