@@ -11,6 +11,7 @@
 #include <systemc>
 
 #include "core/services.hpp"
+#include "core/sim_time.hpp"
 #include "host/host_memory.hpp"
 #include "host/iommu.hpp"
 #include "host/page_table.hpp"
@@ -29,8 +30,6 @@ using sc_core::SC_NS;
 using sc_core::sc_time;
 
 constexpr uint64_t kDeviceBase = 0;  // device memory at 0 on the DMA engine's device socket
-
-double ns_of(const sc_time& t) { return t / sc_time(1, SC_NS); }
 
 struct Idle : sc_core::sc_module {  // binds the link's host_target (no MMIO in these experiments)
     tlm_utils::simple_initiator_socket<Idle> socket;
@@ -164,7 +163,7 @@ double PcieRig::iommu_answer_ns(uint64_t va) {
     sc_time d = sc_core::SC_ZERO_TIME;
     const host::AtsResult r = p_->iommu_.translate(kPasid, va, d);
     if (!r.ok) throw std::logic_error("ats-cost: IOMMU translation failed");
-    return ns_of(d);
+    return core::ns_of(d);
 }
 
 uint64_t PcieRig::ats_requests() const { return p_->root_.ats_requests(); }
