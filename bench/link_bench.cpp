@@ -75,9 +75,9 @@ BENCHMARK(BM_Read4KAtcHit);
 
 int sc_main(int argc, char* argv[]) {
     (void)kNoBanner;
-    hit.rig = std::make_unique<platform::PcieRig>(true, platform::PcieRig::default_atc(), "hit_");
-    miss.rig = std::make_unique<platform::PcieRig>(true, platform::PcieRig::default_atc(), "miss_");
-    big.rig = std::make_unique<platform::PcieRig>(true, platform::PcieRig::default_atc(), "big_");
+    hit.rig = std::make_unique<platform::PcieRig>(true, platform::PlatformConfig(), "hit_");
+    miss.rig = std::make_unique<platform::PcieRig>(true, platform::PlatformConfig(), "miss_");
+    big.rig = std::make_unique<platform::PcieRig>(true, platform::PlatformConfig(), "big_");
     platform::PcieRig::elaborate();
     hit.base = hit.rig->mmap(1 << 20, host::kPage4K);
     miss.base = miss.rig->mmap(kMissPages * host::kPage4K, host::kPage4K);

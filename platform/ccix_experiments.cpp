@@ -88,9 +88,9 @@ json lock_run(const PlatformConfig& base, unsigned workers, double device_gap_ns
 
 }  // namespace
 
-std::vector<ExpRow> ccix_ats_cost() {
-    const json r = run_isolated([] {
-        Machine m;
+std::vector<ExpRow> ccix_ats_cost(const PlatformConfig& base) {
+    const json r = run_isolated([&] {
+        Machine m(base);
         const uint64_t buf = m.platform->host.kernel.mmap(*m.proc, 1 << 20, host::kPage4K);
         double miss = 0, hit = 0, cold32 = 0, warm32 = 0;
         m.device([&] {

@@ -14,8 +14,9 @@
 namespace canopy::platform {
 
 // E2, CCIX side: a 64 B read by the request agent with an ATC miss against one with an ATC hit,
-// both missing the system cache (runs in a child: call it before elaborating anything).
-std::vector<ExpRow> ccix_ats_cost();
+// both missing the system cache, on `base` (runs in a child: call it before elaborating
+// anything).
+std::vector<ExpRow> ccix_ats_cost(const PlatformConfig& base);
 // E1: CCIX vs PCIe-DMA latency and throughput, 32 B .. 32 KiB reads and writes.
 std::vector<ExpRow> ccix_latency(const ExpOptions& o);
 // E3: local (system-cache hit) write and read latency for the u280 and vck5000 profiles, and

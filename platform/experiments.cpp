@@ -53,14 +53,18 @@ const std::vector<Experiment>& experiments() {
          "CCIX-vs-PCIe paper Sec. IV Exp. 2 (ATS): 64 B and 32 KiB device reads of host memory "
          "with "
          "ATC hit and miss, first vs sequential page crossings, 4 KiB vs 2 MiB pages",
-         quick_only(ats_cost)},
+         ats_cost,
+         {},
+         true},
         {"pcie-latency",
          "CCIX-vs-PCIe paper Sec. IV Exp. 1, PCIe-DMA side: device<-host read and device->host "
          "write "
          "latency 32 B .. 16 KiB and throughput to 32 KiB through the DMA engine (physical "
          "addresses); "
          "the paper publishes CCIX/PCIe ratios only, so no published values",
-         quick_only(pcie_latency)},
+         pcie_latency,
+         {},
+         true},
         {"ccix-latency",
          "CCIX-vs-PCIe paper Sec. IV Exp. 1: device reads and writes of host memory over CCIX "
          "(request agent, system-cache misses) and by PCIe DMA, 32 B .. 32 KiB; latency ratios "

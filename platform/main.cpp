@@ -155,10 +155,11 @@ int cmd_exp(const std::vector<std::string>& args) {
         "run only this workload, for experiments that have workloads (flashcosmos: "
         "bmi|ims|kcs|all)")("config", po::value(&opt.config_file),
                             "JSON config file the machines start from, for the experiments that "
-                            "take one (CCIX: ccix-latency, locality, coherence, atomics, "
-                            "lock-table)")("set", po::value(&opt.overrides)->composing(),
-                                           "override one key for them: --set key=value "
-                                           "(repeatable; see `canopy config --dump`)")(
+                            "take one (the link's: ats-cost, pcie-latency, ccix-latency, "
+                            "locality, coherence, atomics, lock-table)")(
+        "set", po::value(&opt.overrides)->composing(),
+        "override one key for them: --set key=value "
+        "(repeatable; see `canopy config --dump`)")(
         "out", po::value(&out)->default_value("out"),
         "directory for NAME.csv, NAME.json, NAME.svg (and NAME.config.json)")("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;

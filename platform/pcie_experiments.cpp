@@ -62,8 +62,8 @@ host::HostMemoryConfig device_memory() {
     return c;
 }
 
-link::DmaConfig dma_config(bool translate) {
-    link::DmaConfig c;
+link::DmaConfig dma_config(const PlatformConfig& base, bool translate) {
+    link::DmaConfig c = base.device.dma;
     c.translate = translate;
     return c;
 }
@@ -73,16 +73,17 @@ std::string named(const std::string& prefix, const char* name) { return prefix +
 }  // namespace
 
 struct PcieRig::Parts {
-    Parts(bool translate, const link::AtcConfig& atc, const std::string& n)
-        : hmem_(named(n, "host_memory").c_str(), host::HostMemoryConfig(), services_),
+    Parts(bool translate, const PlatformConfig& base, const std::string& n)
+        : pcie_(base.pcie),
+          hmem_(named(n, "host_memory").c_str(), base.host.memory, services_),
           frames_(hmem_.size()),
           space_(hmem_, frames_),
-          iommu_(named(n, "iommu").c_str(), host::IommuConfig(), services_),
+          iommu_(named(n, "iommu").c_str(), base.host.iommu, services_),
           root_(named(n, "root_port").c_str(), iommu_, kPasid, services_),
-          link_(named(n, "link").c_str(), link::PcieConfig(), services_),
-          atc_(named(n, "atc").c_str(), atc, services_),
-          dma_(named(n, "dma").c_str(), dma_config(translate), services_, &atc_),
-          ctg_(named(n, "ctg").c_str(), link::CtgConfig(), services_, &dma_),
+          link_(named(n, "link").c_str(), base.pcie, services_),
+          atc_(named(n, "atc").c_str(), base.device.atc, services_),
+          dma_(named(n, "dma").c_str(), dma_config(base, translate), services_, &atc_),
+          ctg_(named(n, "ctg").c_str(), base.device.ctg, services_, &dma_),
           devmem_(named(n, "device_memory").c_str(), device_memory(), services_),
           mmio_(named(n, "device_mmio").c_str(), device_memory(), services_),
           cpu_(named(n, "host_cpu").c_str()),
@@ -100,6 +101,7 @@ struct PcieRig::Parts {
         dma_.device_initiator.bind(devmem_.socket);
         ctg_.direct_initiator.bind(ctg_sink_.socket);  // the CTG's direct path is unused here
     }
+    link::PcieConfig pcie_;
     core::Services services_;
     host::HostMemory hmem_;
     host::FrameAllocator frames_;
@@ -116,8 +118,8 @@ struct PcieRig::Parts {
     host::HostMemory ctg_sink_;
 };
 
-PcieRig::PcieRig(bool translate, const link::AtcConfig& atc, const std::string& prefix)
-    : p_(std::make_unique<Parts>(translate, atc, prefix)) {}
+PcieRig::PcieRig(bool translate, const PlatformConfig& base, const std::string& prefix)
+    : p_(std::make_unique<Parts>(translate, base, prefix)) {}
 PcieRig::~PcieRig() = default;
 
 void PcieRig::elaborate() {
@@ -125,11 +127,7 @@ void PcieRig::elaborate() {
         sc_core::sc_start(sc_core::SC_ZERO_TIME);
 }
 
-double PcieRig::ats_link_round_trip_ns() {
-    return link::ats_link_round_trip_ns(link::PcieConfig());
-}
-
-link::AtcConfig PcieRig::default_atc() { return link::atc_for_modelled_link(link::PcieConfig()); }
+double PcieRig::ats_link_round_trip_ns() const { return link::ats_link_round_trip_ns(p_->pcie_); }
 
 uint64_t PcieRig::mmap(uint64_t bytes, uint64_t page) { return p_->space_.mmap(bytes, page); }
 uint64_t PcieRig::physical(uint64_t bytes) { return p_->frames_.allocate(bytes, host::kPage4K); }
@@ -199,15 +197,17 @@ Sweep sweep(PcieRig& b, uint64_t va, uint64_t bytes, uint64_t chunk) {
 
 }  // namespace
 
-std::vector<ExpRow> ats_cost(bool quick) {
+std::vector<ExpRow> ats_cost(const ExpOptions& o) {
+    const bool quick = o.quick;
+    const PlatformConfig base = o.platform();
     // The CCIX side elaborates the whole platform in a child process: before this process's rigs.
-    const std::vector<ExpRow> ccix = ccix_ats_cost();
+    const std::vector<ExpRow> ccix = ccix_ats_cost(base);
     std::vector<ExpRow> rows;
     // A second rig with a blocking ATC (one translation at a time, each page translated only
     // after the previous one moved) shows what overlapping the translations buys.
-    link::AtcConfig blocking_atc = PcieRig::default_atc();
-    blocking_atc.max_outstanding = 1;
-    PcieRig b(true), blocking(true, blocking_atc, "blocking_");
+    PlatformConfig blocking_base = base;
+    blocking_base.device.atc.max_outstanding = 1;
+    PcieRig b(true, base), blocking(true, blocking_base, "blocking_");
     PcieRig::elaborate();
     const uint64_t K = 1024, M = K * K;
     const uint64_t sweep_bytes = quick ? 2 * M : 8 * M;
@@ -293,7 +293,7 @@ std::vector<ExpRow> ats_cost(bool quick) {
     rows.push_back({"E2.16",
                     "link round trip of one ATS request (modelled, part of the paper's 1136 ns ATC "
                     "residual; no published value)",
-                    PcieRig::ats_link_round_trip_ns(), 0, "ns"});
+                    b.ats_link_round_trip_ns(), 0, "ns"});
     rows.push_back({"E2.17",
                     "ATS share of a cold 32 KiB read, (cold - warm) / cold (paper: transfer "
                     "dominates)",
@@ -313,9 +313,10 @@ std::vector<ExpRow> ats_cost(bool quick) {
     return rows;
 }
 
-std::vector<ExpRow> pcie_latency(bool quick) {
+std::vector<ExpRow> pcie_latency(const ExpOptions& o) {
+    const bool quick = o.quick;
     std::vector<ExpRow> rows;
-    PcieRig b(false);
+    PcieRig b(false, o.platform());
     PcieRig::elaborate();
     const uint64_t K = 1024;
     const uint64_t host = b.physical(32 * K);

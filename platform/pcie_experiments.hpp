@@ -14,19 +14,21 @@
 #include "link/dma_engine.hpp"
 #include "link/traffic_generator.hpp"
 #include "platform/experiments.hpp"
+#include "platform/platform_config.hpp"
 
 namespace canopy::platform {
 
 // E2: cost of address translation (ATS) for device reads of host memory.
-std::vector<ExpRow> ats_cost(bool quick);
+std::vector<ExpRow> ats_cost(const ExpOptions& o);
 // E1, PCIe-DMA side: device<-host read and device->host write latency (32 B .. 16 KiB) and
 // throughput (.. 32 KiB) through the DMA engine with physical host addresses. The paper gives
 // only CCIX/PCIe ratios (ccix-latency sets the CCIX side beside it), so every row is absolute,
 // with no published value.
-std::vector<ExpRow> pcie_latency(bool quick);
+std::vector<ExpRow> pcie_latency(const ExpOptions& o);
 
 // The host (DRAM, one process's page tables, the IOMMU, the root port), the PCIe link and the
-// device (CTG, DMA engine, ATC, its memory), at their default configs but the ATC's (atc()):
+// device (CTG, DMA engine, ATC, its memory), configured as the platform's (`base`: host.memory,
+// host.iommu, link.pcie, the device's ATC, DMA engine and CTG):
 //
 //   CTG -> DMA engine --+-- device mux -> link -> root port --+-- host memory
 //          ATC ---------+                                     +-- IOMMU (walks via the root port)
@@ -39,17 +41,16 @@ class PcieRig {
   public:
     static constexpr uint32_t kPasid = 1;
 
-    PcieRig(bool translate, const link::AtcConfig& atc = default_atc(),
+    // The ATC's miss_overhead_ns is the paper's residual 2453 - 617 - 700 ns less the ATS
+    // request's crossing of the link both ways, which the rig models on the link itself
+    // (DeviceConfig::atc).
+    PcieRig(bool translate, const PlatformConfig& base = PlatformConfig(),
             const std::string& prefix = "");
     ~PcieRig();
     // Ends elaboration (sc_start(SC_ZERO_TIME)) unless done already.
     static void elaborate();
-    // AtcConfig::miss_overhead_ns (1136 ns) is the paper's residual 2453 - 617 - 700 ns, which
-    // includes the ATS request's crossing of the link both ways; the rig models that crossing on
-    // the link itself, so the ATC is charged the rest.
-    static link::AtcConfig default_atc();
-    // The link's share of one ATS round trip at the default link config (no other traffic).
-    static double ats_link_round_trip_ns();
+    // The link's share of one ATS round trip (no other traffic).
+    double ats_link_round_trip_ns() const;
 
     uint64_t mmap(uint64_t bytes, uint64_t page);  // virtual, in the process's address space
     uint64_t physical(uint64_t bytes);             // host frames (4 KiB aligned)

@@ -75,6 +75,17 @@ TEST(PlatformPcieExp, AtsCostTrendsAndAnchors) {
 
 namespace {
 
+// --set reaches the rig: 10 ns more physical-layer pipeline in each direction is 20 ns more on a
+// DMA read (the MemRd up, its completion down) and 10 ns more on a posted write (up only).
+TEST(PlatformPcieExp, SetReachesTheRig) {
+    auto plain = run_exp("pcie-latency", scratch("pcie-exp-plain"));
+    auto slower = canopy_test::run_experiment(
+        "pcie-latency", scratch("pcie-exp-set"),
+        "--set link.pcie.upstream.physical_ns=90 --set link.pcie.downstream.physical_ns=90");
+    EXPECT_NEAR(slower["E1.r1"].simulated - plain["E1.r1"].simulated, 20.0, 1e-6);
+    EXPECT_NEAR(slower["E1.w1"].simulated - plain["E1.w1"].simulated, 10.0, 1e-6);
+}
+
 TEST(PlatformPcieExp, PcieLatencySweep) {
     const auto d = scratch("pcie-exp-lat");
     auto rows = run_exp("pcie-latency", d);
