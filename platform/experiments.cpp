@@ -29,11 +29,13 @@ double ExpRow::error_pct() const {
     return 0.0;
 }
 
-PlatformConfig ExpOptions::platform(const std::vector<std::string>& extra) const {
+PlatformConfig ExpOptions::platform(const std::vector<std::string>& extra,
+                                    std::vector<core::ParamInfo>* params) const {
     std::vector<std::string> all = overrides;
     all.insert(all.end(), extra.begin(), extra.end());
     PlatformConfig cfg;
-    load_config(cfg, config_file, all);
+    std::vector<core::ParamInfo> p = load_config(cfg, config_file, all);
+    if (params) *params = std::move(p);
     return cfg;
 }
 
@@ -254,12 +256,16 @@ std::string to_svg(const std::string& title, const std::vector<ExpRow>& rows) {
 std::string histogram_svg(const std::string& title, const std::vector<HistogramPanel>& panels) {
     static const char* const kColours[] = {"#c0392b", "#2a7ab0", "#27ae60", "#8e44ad"};
     const int pw = 420, ph = 220, top = 60, left = 50, gap = 40;
+    auto samples = [](const HistogramSeries& ser) {
+        double n = 0;
+        for (const auto& b : ser.bins) n += b[2];
+        return n;
+    };
     // One log axis for every panel: from the lowest bin edge to the highest, whole decades.
     double lo = 0, hi = 0, most = 0;
     for (const auto& p : panels)
         for (const auto& ser : p.series) {
-            double n = 0;
-            for (const auto& b : ser.bins) n += b[2];
+            const double n = samples(ser);
             for (const auto& b : ser.bins) {
                 if (b[0] > 0) lo = lo == 0 ? b[0] : std::min(lo, b[0]);
                 hi = std::max(hi, b[1]);
@@ -291,8 +297,7 @@ std::string histogram_svg(const std::string& title, const std::vector<HistogramP
         const auto& series = panels[i].series;
         for (size_t k = 0; k < series.size(); ++k) {
             const char* colour = kColours[k % 4];
-            double n = 0;
-            for (const auto& b : series[k].bins) n += b[2];
+            const double n = samples(series[k]);
             s << "<rect x=\"" << x0 + pw - 110 << "\" y=\"" << top + 14 * int(k)
               << "\" width=\"10\" height=\"10\" fill=\"" << colour << "\"/><text x=\""
               << x0 + pw - 96 << "\" y=\"" << top + 9 + 14 * int(k) << "\">"
@@ -347,8 +352,7 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
     }
     std::vector<core::ParamInfo> config;  // what the machines start from, for NAME.config.json
     if (e->takes_config) {
-        PlatformConfig cfg;
-        config = load_config(cfg, options.config_file, options.overrides);  // checked up front
+        options.platform({}, &config);  // checked up front
     } else if (options.configured()) {
         std::string takers;
         for (const auto& x : experiments())

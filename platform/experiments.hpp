@@ -41,8 +41,10 @@ struct ExpOptions {
     // empty: write none).
     std::string out_dir;
     // Defaults, then the file, then the overrides, then `extra` (the experiment's own settings,
-    // such as a profile it compares); throws InputError for a bad key or value.
-    PlatformConfig platform(const std::vector<std::string>& extra = {}) const;
+    // such as a profile it compares); throws InputError for a bad key or value. `params`, if
+    // given, receives the parameter table (for dumps).
+    PlatformConfig platform(const std::vector<std::string>& extra = {},
+                            std::vector<core::ParamInfo>* params = nullptr) const;
 };
 
 struct Experiment {
