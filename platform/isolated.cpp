@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/error.hpp"
+
 namespace canopy::platform {
 
 nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
@@ -20,6 +22,10 @@ nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
         std::string out;
         try {
             out = nlohmann::json{{"result", f()}}.dump();
+        } catch (const InputError& e) {  // comes back as itself: the user's input was wrong
+            out = nlohmann::json{{"error", e.what()},
+                                 {"input_error", {e.input(), e.place(), e.message()}}}
+                      .dump();
         } catch (const std::exception& e) {
             out = nlohmann::json{{"error", e.what()}}.dump();
         }
@@ -42,6 +48,10 @@ nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
         throw std::runtime_error("run_isolated: the child process died (status " +
                                  std::to_string(status) + ")");
     auto j = nlohmann::json::parse(in);
+    if (j.contains("input_error")) {
+        const auto& e = j["input_error"];
+        throw InputError(e[0].get<std::string>(), e[1].get<std::string>(), e[2].get<std::string>());
+    }
     if (j.contains("error")) throw std::runtime_error(j["error"].get<std::string>());
     return j["result"];
 }

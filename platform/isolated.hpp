@@ -8,8 +8,9 @@
 
 namespace canopy::platform {
 
-// Runs `f` in a forked child and returns what it returned. An exception in the child (or its
-// death) is rethrown here as std::runtime_error with the child's message.
+// Runs `f` in a forked child and returns what it returned. An InputError in the child is
+// rethrown here as itself; any other exception (or the child's death) as std::runtime_error
+// with the child's message.
 nlohmann::json run_isolated(const std::function<nlohmann::json()>& f);
 
 }  // namespace canopy::platform

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <systemc>
 
+#include "core/error.hpp"
 #include "platform/isolated.hpp"
 
 namespace canopy::platform {
@@ -56,6 +57,21 @@ TEST(Isolated, AnExceptionDuringElaborationComesBackWithItsMessage) {
         FAIL();
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find("no such channel 9"), std::string::npos) << e.what();
+    }
+}
+
+// The user's input was wrong, not the program: canopy reports it as such (status 2), so it must
+// not come back as an internal error.
+TEST(Isolated, AnInputErrorInTheChildComesBackAsItself) {
+    try {
+        run_isolated([]() -> nlohmann::json {
+            throw InputError("config", "ssd.store.flash", "needs a NAND channel per SPU");
+        });
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.input(), "config");
+        EXPECT_EQ(e.place(), "ssd.store.flash");
+        EXPECT_EQ(e.message(), "needs a NAND channel per SPU");
     }
 }
 
