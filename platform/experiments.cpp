@@ -18,6 +18,7 @@
 #include "platform/rpc_latency_experiment.hpp"
 #include "platform/willow_apps_experiment.hpp"
 #include "platform/willow_io.hpp"
+#include "platform/willow_prototype.hpp"
 
 namespace canopy::platform {
 
@@ -33,7 +34,7 @@ PlatformConfig ExpOptions::platform(const std::vector<std::string>& extra,
                                     std::vector<core::ParamInfo>* params) const {
     std::vector<std::string> all = overrides;
     all.insert(all.end(), extra.begin(), extra.end());
-    PlatformConfig cfg;
+    PlatformConfig cfg = machine ? machine() : PlatformConfig();
     std::vector<core::ParamInfo> p = load_config(cfg, config_file, all);
     if (params) *params = std::move(p);
     return cfg;
@@ -103,19 +104,28 @@ const std::vector<Experiment>& experiments() {
          "Willow Sec. 4.1-4.2 (Figures 4-5): Base-IO bandwidth as a share of PCIe 1.1 x8 and "
          "4 KiB read IOPS, Direct-IO against Base-IO through the host file system (512 B reads "
          "and writes, 4 KiB read latency), and the 4 KiB read's time per part",
-         quick_only(willow_io)},
+         willow_io,
+         {},
+         true,
+         prototype_config},
         {"willow-apps",
          "Willow Sec. 4.3-4.5 (Figure 6): Atomic-Writes against a host write-ahead log "
          "(TPC-B-like transactions per second, 1..6 threads; MARS up to 1.5x ARIES), and the "
          "Key-Value app against a host key-value store over the file system (GET and PUT of "
          "1 KiB), and Caching against FlashCache in front of a disk (Zipf 90/10), on the "
          "prototype's machine",
-         quick_only(willow_apps)},
+         willow_apps,
+         {},
+         true,
+         prototype_config},
         {"rpc-latency",
          "Willow's RPCs through PCIe doorbells against coherent queues over CCIX (the bridge "
          "watches the submission queues through the device's request agent): round trip of a "
          "null RPC, Base-IO and Direct-IO 4 KiB reads and writes, one at a time, on PCIe 4.0 x8",
-         quick_only(rpc_latency)},
+         rpc_latency,
+         {},
+         true,
+         rpc_latency_machine},
         {"ftl",
          "the FTL (sw/firmware/ftl) on a channel's flash controller and 2 dies x 2 planes of "
          "TLC: write amplification (against the greedy-GC estimate, not a published value), mean "
@@ -350,9 +360,11 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
                              "unknown workload of '" + e->name + "'; allowed: " + allowed);
         }
     }
+    ExpOptions run_options = options;
+    run_options.machine = e->machine;
     std::vector<core::ParamInfo> config;  // what the machines start from, for NAME.config.json
     if (e->takes_config) {
-        options.platform({}, &config);  // checked up front
+        run_options.platform({}, &config);  // checked up front
     } else if (options.configured()) {
         std::string takers;
         for (const auto& x : experiments())
@@ -365,7 +377,6 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
     if (ec) throw InputError("--out", out_dir, "cannot create the directory: " + ec.message());
-    ExpOptions run_options = options;
     run_options.out_dir = out_dir;
     std::vector<ExpRow> rows = e->run(run_options);
     os << e->name << ": " << e->description << "\n";

@@ -40,9 +40,11 @@ struct ExpOptions {
     // Where the experiment may write outputs of its own, NAME.<what> (set by run_experiment;
     // empty: write none).
     std::string out_dir;
-    // Defaults, then the file, then the overrides, then `extra` (the experiment's own settings,
-    // such as a profile it compares); throws InputError for a bad key or value. `params`, if
-    // given, receives the parameter table (for dumps).
+    // The machine the experiment starts from (Experiment::machine; empty: the defaults).
+    std::function<PlatformConfig()> machine;
+    // That machine, then the file, then the overrides, then `extra` (the experiment's own
+    // settings, such as a profile it compares); throws InputError for a bad key or value.
+    // `params`, if given, receives the parameter table (for dumps).
     PlatformConfig platform(const std::vector<std::string>& extra = {},
                             std::vector<core::ParamInfo>* params = nullptr) const;
 };
@@ -54,6 +56,8 @@ struct Experiment {
     std::vector<std::string> workloads = {};
     // Whether its machines start from --config/--set (ExpOptions::platform); others refuse them.
     bool takes_config = false;
+    // The machine those start from when not the platform's defaults (Willow's prototype, say).
+    std::function<PlatformConfig()> machine = nullptr;
 };
 
 const std::vector<Experiment>& experiments();

@@ -145,6 +145,9 @@ int cmd_exp(const std::vector<std::string>& args) {
     std::string name, out = "out";
     platform::ExpOptions opt;
     bool list = false;
+    std::string takers;
+    for (const auto& e : platform::experiments())
+        if (e.takes_config) takers += (takers.empty() ? "" : ", ") + e.name;
     po::options_description d(
         "canopy exp NAME [--quick] [--workload W] [--config FILE] [--set key=value ...] "
         "[--out DIR] | canopy exp --list");
@@ -154,12 +157,12 @@ int cmd_exp(const std::vector<std::string>& args) {
         "workload", po::value(&opt.workload),
         "run only this workload, for experiments that have workloads (flashcosmos: "
         "bmi|ims|kcs|all)")("config", po::value(&opt.config_file),
-                            "JSON config file the machines start from, for the experiments that "
-                            "take one (the link's: ats-cost, pcie-latency, ccix-latency, "
-                            "locality, coherence, atomics, lock-table)")(
-        "set", po::value(&opt.overrides)->composing(),
-        "override one key for them: --set key=value "
-        "(repeatable; see `canopy config --dump`)")(
+                            ("JSON config file the machines start from, for the experiments "
+                             "that take one: " +
+                             takers)
+                                .c_str())("set", po::value(&opt.overrides)->composing(),
+                                          "override one key for them: --set key=value "
+                                          "(repeatable; see `canopy config --dump`)")(
         "out", po::value(&out)->default_value("out"),
         "directory for NAME.csv, NAME.json, NAME.svg (and NAME.config.json)")("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;

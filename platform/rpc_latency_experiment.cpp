@@ -20,12 +20,9 @@ constexpr uint64_t kKiB = 1024, kMiB = 1024 * 1024;
 
 // Mean round trips (ns) of each kind of access, and the null RPC's device-side counts, with the
 // queues served by doorbells or (`coherent`) over CCIX.
-json run(bool quick, bool coherent) {
-    PrototypeMachine m(false, ScenarioConfig::required_firmware_dir("rpc-latency"),
-                       [&](PlatformConfig& c) {
-                           c.pcie = PlatformConfig().pcie;  // the CCIX paper's PCIe 4.0 x8
-                           c.software.willow_coherent_queues = coherent;
-                       });
+json run(PlatformConfig cfg, bool quick, bool coherent) {
+    cfg.software.willow_coherent_queues = coherent;
+    PrototypeMachine m(cfg, "rpc-latency");
     const unsigned n = quick ? 16 : 128;
     const std::string core1 = m.platform->host.cores[1]->name();
     json out;
@@ -83,9 +80,17 @@ json run(bool quick, bool coherent) {
 
 }  // namespace
 
-std::vector<ExpRow> rpc_latency(bool quick) {
-    const json pcie = run_isolated([&] { return run(quick, false); });
-    const json ccix = run_isolated([&] { return run(quick, true); });
+PlatformConfig rpc_latency_machine() {
+    PlatformConfig c = prototype_config();
+    c.pcie = PlatformConfig().pcie;  // the CCIX paper's PCIe 4.0 x8
+    return c;
+}
+
+std::vector<ExpRow> rpc_latency(const ExpOptions& o) {
+    const bool quick = o.quick;
+    const PlatformConfig cfg = o.platform();
+    const json pcie = run_isolated([&] { return run(cfg, quick, false); });
+    const json ccix = run_isolated([&] { return run(cfg, quick, true); });
     std::vector<ExpRow> rows;
     int id = 1;
     const std::pair<const char*, const char*> kinds[] = {

@@ -16,6 +16,10 @@
 
 namespace canopy::platform {
 
-std::vector<ExpRow> rpc_latency(bool quick);
+// The prototype's machine (prototype_config) on the CCIX paper's PCIe 4.0 x8 link: what
+// rpc-latency starts from, changed by --config/--set. Both runs are that machine, the second
+// with sw.willow_coherent_queues.
+PlatformConfig rpc_latency_machine();
+std::vector<ExpRow> rpc_latency(const ExpOptions& options);
 
 }  // namespace canopy::platform

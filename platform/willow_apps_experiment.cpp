@@ -40,8 +40,6 @@ constexpr unsigned kUpdates = 4;
 constexpr unsigned kMaxThreads = 6;  // Atomic-Writes keeps 6 transactions per SPU in flight
 constexpr uint64_t kLog = 1024 * 1024;
 
-std::string firmware_dir() { return ScenarioConfig::required_firmware_dir("willow-apps"); }
-
 // A host mutex: host programs are cooperative threads, so test-and-set needs no atomics; a
 // waiter looks again every 100 ns.
 struct HostMutex {
@@ -55,9 +53,9 @@ struct HostMutex {
 
 // Transactions per second of `threads` threads running `per_thread` TPC-B-like transactions
 // each, with Atomic-Writes or (`wal`) the host log.
-json tpcb_run(bool wal, unsigned threads, unsigned per_thread) {
-    PrototypeMachine m(false, firmware_dir(),
-                       [](PlatformConfig& c) { c.host.cores = 1 + kMaxThreads; });
+json tpcb_run(PlatformConfig cfg, bool wal, unsigned threads, unsigned per_thread) {
+    cfg.host.cores = std::max(cfg.host.cores, 1 + kMaxThreads);  // a core per thread
+    PrototypeMachine m(cfg, "willow-apps");
     Barrier barrier{threads, m.platform->host};
     Span span;
     HostMutex log_mutex;
@@ -203,8 +201,8 @@ class FsKv {
 };
 
 // Mean GET and PUT of 1 KiB values through the Key-Value app and through the host store.
-json kv_run(unsigned pairs) {
-    PrototypeMachine m(false, firmware_dir());
+json kv_run(const PlatformConfig& cfg, unsigned pairs) {
+    PrototypeMachine m(cfg, "willow-apps");
     json out;
     m.run_user("willow-apps", [&](host::HostCore& cpu) {
         auto value = [](unsigned i) {
@@ -234,10 +232,10 @@ json kv_run(unsigned pairs) {
 // Caching against FlashCache (Willow 4.4): 4 KiB reads and writes (one in five) of a disk's
 // blocks, Zipf 90/10 over ten times as many blocks as the cache holds, the same sequence on each;
 // hit ratio, mean read and write after a warm-up, and the hit latencies of a hot block.
-json caching_run(unsigned accesses) {
+json caching_run(const PlatformConfig& cfg, unsigned accesses) {
     constexpr uint32_t kFramesPerSpu = 63;
     constexpr uint64_t kBlock = CACHE_BLOCK_BYTES;
-    PrototypeMachine m(false, firmware_dir(), nullptr, [](WillowStackConfig& w) {
+    PrototypeMachine m(cfg, "willow-apps", [](WillowStackConfig& w) {
         w.cache_bytes = (CACHE_REGION_BYTES(kFramesPerSpu) + 8191) / 8192 * 8192;
     });
     json out;
@@ -294,14 +292,16 @@ json caching_run(unsigned accesses) {
 
 }  // namespace
 
-std::vector<ExpRow> willow_apps(bool quick) {
+std::vector<ExpRow> willow_apps(const ExpOptions& o) {
+    const bool quick = o.quick;
+    const PlatformConfig cfg = o.platform();
     const unsigned per_thread = quick ? 8 : 32;
     std::vector<ExpRow> rows;
     int id = 1;
     double aw_max = 0, wal_max = 0;
     for (const bool wal : {false, true})
         for (const unsigned threads : {1u, 2u, 4u, 6u}) {
-            const json r = run_isolated([&] { return tpcb_run(wal, threads, per_thread); });
+            const json r = run_isolated([&] { return tpcb_run(cfg, wal, threads, per_thread); });
             const double tps = r["tps"];
             (wal ? wal_max : aw_max) = tps;
             rows.push_back({"A." + std::to_string(id++),
@@ -312,7 +312,7 @@ std::vector<ExpRow> willow_apps(bool quick) {
         }
     rows.push_back({"A." + std::to_string(id++), "Atomic-Writes / host log at 6 threads",
                     aw_max / wal_max, 1.5, "x"});
-    const json kv = run_isolated([&] { return kv_run(quick ? 32 : 128); });
+    const json kv = run_isolated([&] { return kv_run(cfg, quick ? 32 : 128); });
     auto us = [&](const char* who, const char* what) { return double(kv[who][what]) * 1e-3; };
     rows.push_back({"K.1", "Key-Value app GET, 1 KiB", us("willow", "get_ns"), 0, "us"});
     rows.push_back({"K.2", "host key-value store over the file system GET, 1 KiB",
@@ -324,7 +324,7 @@ std::vector<ExpRow> willow_apps(bool quick) {
                     us("host", "put_ns"), 0, "us"});
     rows.push_back({"K.6", "host store / Key-Value app PUT latency",
                     us("host", "put_ns") / us("willow", "put_ns"), 0, "x"});
-    const json c = run_isolated([&] { return caching_run(quick ? 1500 : 6000); });
+    const json c = run_isolated([&] { return caching_run(cfg, quick ? 1500 : 6000); });
     auto cv = [&](const char* who, const char* what) { return double(c[who][what]); };
     auto less = [&](const char* what) { return 1 - cv("caching", what) / cv("flashcache", what); };
     rows.push_back({"C.1", "Caching hit ratio, Zipf 90/10, 504 frames, 5,040 blocks",

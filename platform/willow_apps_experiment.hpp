@@ -13,6 +13,8 @@
 
 namespace canopy::platform {
 
-std::vector<ExpRow> willow_apps(bool quick);
+// Starts from the prototype's machine (prototype_config, changed by --config/--set); TPC-B gets
+// at least a host core per thread.
+std::vector<ExpRow> willow_apps(const ExpOptions& options);
 
 }  // namespace canopy::platform

@@ -30,10 +30,8 @@ constexpr unsigned kThreads = 3;  // host cores 1..3 (core 0 runs the kernel's n
 constexpr uint64_t kStripe = BLOCK_IO_STRIPE_BYTES;
 constexpr uint64_t kStagger = 3 * kStripe;  // thread t starts 3t SPUs further
 
-std::string firmware_dir() { return ScenarioConfig::required_firmware_dir("willow-io"); }
-
-json bandwidth_run(bool quick, bool flash) {
-    PrototypeMachine m(flash, firmware_dir());
+json bandwidth_run(bool quick, const PlatformConfig& cfg) {
+    PrototypeMachine m(cfg, "willow-io");
     const uint64_t per_thread = (quick ? 1 : 4) * kMiB;
     const uint64_t small_reads = quick ? 256 : 1024;  // per thread
     Barrier barrier{kThreads, m.platform->host};
@@ -79,7 +77,7 @@ json bandwidth_run(bool quick, bool flash) {
     // writes' (an 8 KiB piece programs a whole 16 KiB page).
     const double programmed =
         double(after.programs - before.programs) * m.cfg.nand.geometry.page_bytes;
-    return {{"write_amplification", flash ? programmed / bytes : 0.0},
+    return {{"write_amplification", cfg.ssd.store.flash ? programmed / bytes : 0.0},
             {"write_gbps", bytes / write.ns()},
             {"read_gbps", bytes / read.ns()},
             {"small_iops", double(small_reads * kThreads) / small.ns() * 1e9},
@@ -88,8 +86,8 @@ json bandwidth_run(bool quick, bool flash) {
 
 // Small accesses from kThreads threads of one process, each in its own part of one file, each
 // thread one access at a time: throughput through the file system and through libDirectIO.
-json small_run(bool quick, bool flash) {
-    PrototypeMachine m(flash, firmware_dir());
+json small_run(bool quick, const PlatformConfig& cfg) {
+    PrototypeMachine m(cfg, "willow-io");
     const unsigned n = quick ? 16 : 64;  // accesses per thread and phase
     const uint64_t part = 8 * kStripe, bytes = 512;
     auto& proc = m.platform->host.kernel.create_process("user");
@@ -133,8 +131,8 @@ json small_run(bool quick, bool flash) {
 
 // One thread, one access at a time: mean latencies through the file system and Direct-IO, and
 // the busy time of each part of the machine during the 4 KiB reads.
-json latency_run(bool quick, bool flash) {
-    PrototypeMachine m(flash, firmware_dir());
+json latency_run(bool quick, const PlatformConfig& cfg) {
+    PrototypeMachine m(cfg, "willow-io");
     const unsigned n = quick ? 16 : 64;
     const uint64_t file_bytes = 1 * kMiB;
     json out;
@@ -146,7 +144,7 @@ json latency_run(bool quick, bool flash) {
         double spu_insns = 0;
         for (const auto& s : ssd.spus) spu_insns += double(s->core.instret());
         double storage = 0, wire = 0;
-        if (flash) {  // the dies' sensing and programming and the channels' transfers
+        if (cfg.ssd.store.flash) {  // the dies' sensing and programming and the channels' transfers
             const nand::Geometry& g = m.cfg.nand.geometry;
             for (uint32_t c = 0; c < g.channels; ++c) {
                 const std::string ch = "nand.ch" + std::to_string(c);
@@ -207,11 +205,13 @@ json latency_run(bool quick, bool flash) {
 
 }  // namespace
 
-std::vector<ExpRow> willow_io(bool quick) {
+std::vector<ExpRow> willow_io(const ExpOptions& o) {
+    const bool quick = o.quick;
     // The prototype's store (SSD memory as emulated PCM), compared with the paper.
-    const json bw = run_isolated([&] { return bandwidth_run(quick, false); });
-    const json lat = run_isolated([&] { return latency_run(quick, false); });
-    const json small = run_isolated([&] { return small_run(quick, false); });
+    const PlatformConfig pcm = o.platform();
+    const json bw = run_isolated([&] { return bandwidth_run(quick, pcm); });
+    const json lat = run_isolated([&] { return latency_run(quick, pcm); });
+    const json small = run_isolated([&] { return small_run(quick, pcm); });
     const double link = bw["link_gbps"];
     std::vector<ExpRow> rows = {
         {"W.1", "Base-IO read bandwidth / PCIe bandwidth", double(bw["read_gbps"]) / link, 0.78,
@@ -228,7 +228,11 @@ std::vector<ExpRow> willow_io(bool quick) {
          double(lat["dio_read_4k"]["latency"]) / double(lat["fs_read_4k"]["latency"]), 0.65, "x"},
         {"W.7", "Base-IO read bandwidth", double(bw["read_gbps"]), 0, "GB/s"},
         {"W.8", "Base-IO write bandwidth", double(bw["write_gbps"]), 0, "GB/s"},
-        {"W.9", "PCIe 1.1 x8 bandwidth, one way", link, 2.0, "GB/s"},
+        // Published for the prototype's PCIe 1.1 x8 only.
+        {"W.9",
+         "PCIe " + std::to_string(pcm.pcie.generation) + (pcm.pcie.generation == 1 ? ".1" : ".0") +
+             " x" + std::to_string(pcm.pcie.lanes) + " bandwidth, one way",
+         link, pcm.pcie.generation == 1 && pcm.pcie.lanes == 8 ? 2.0 : 0.0, "GB/s"},
     };
     int id = 10;
     auto breakdown = [&](const json& l, const std::string& on) {
@@ -251,9 +255,11 @@ std::vector<ExpRow> willow_io(bool quick) {
     breakdown(lat, "");
     // The same machine storing on the NAND array through the SPUs' FTL: no published values
     // (Willow's prototype had no flash); the medium's times now dominate.
-    const json fbw = run_isolated([&] { return bandwidth_run(quick, true); });
-    const json flat = run_isolated([&] { return latency_run(quick, true); });
-    const json fsmall = run_isolated([&] { return small_run(quick, true); });
+    PlatformConfig flash = pcm;
+    store_on_flash(flash);
+    const json fbw = run_isolated([&] { return bandwidth_run(quick, flash); });
+    const json flat = run_isolated([&] { return latency_run(quick, flash); });
+    const json fsmall = run_isolated([&] { return small_run(quick, flash); });
     const std::vector<ExpRow> nand = {
         {"W.N1", "on NAND: Base-IO read bandwidth", double(fbw["read_gbps"]), 0, "GB/s"},
         {"W.N2", "on NAND: Base-IO write bandwidth", double(fbw["write_gbps"]), 0, "GB/s"},

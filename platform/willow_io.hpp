@@ -9,6 +9,8 @@
 
 namespace canopy::platform {
 
-std::vector<ExpRow> willow_io(bool quick);
+// Starts from the prototype's machine (prototype_config, changed by --config/--set); the rows on
+// NAND put its store on the flash array (store_on_flash).
+std::vector<ExpRow> willow_io(const ExpOptions& options);
 
 }  // namespace canopy::platform

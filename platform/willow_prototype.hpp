@@ -1,8 +1,8 @@
 // The machine of Willow's prototype [Willow 3.2] as the Willow experiments build it (willow-io,
-// willow-apps): PCIe 1.1 x8 (2 GB/s each way), 8 SPUs booting SPU-OS, the host kernel's Willow
-// stack (platform/willow_stack) started on host core 0; and the host programs' small tools for
-// phased runs. One machine per process (SystemC elaborates once): experiments build it inside
-// run_isolated.
+// willow-apps, rpc-latency): PCIe 1.1 x8 (2 GB/s each way), 8 SPUs booting SPU-OS, the host
+// kernel's Willow stack (platform/willow_stack) started on host core 0; and the host programs'
+// small tools for phased runs. One machine per process (SystemC elaborates once): experiments build
+// it inside run_isolated.
 #pragma once
 
 #include <algorithm>
@@ -16,30 +16,48 @@
 
 namespace canopy::platform {
 
-// The store is SSD memory, as the prototype's emulated PCM, or (`flash`) the NAND array behind
-// each SPU's FTL: 8 channels, one per SPU, of Flash-Cosmos's TLC dies (4 per channel here).
-// `tweak` may change the configuration (more host cores, say) before the platform is built,
-// `stack_tweak` the Willow stack's.
+// The prototype's machine on the platform's defaults: PCIe 1.1 x8 (2 GB/s each way), 8 SPUs,
+// the store in SSD memory (the prototype's emulated PCM) beside a one-die NAND array. willow-io
+// and willow-apps start from it, and `canopy exp --config/--set` change it.
+inline PlatformConfig prototype_config() {
+    PlatformConfig cfg;
+    cfg.pcie.generation = 1;
+    cfg.pcie.lanes = 8;
+    cfg.ssd.spus = 8;
+    cfg.ssd.store.flash = false;
+    cfg.nand.geometry.channels = 1;
+    cfg.nand.geometry.dies_per_channel = 1;
+    cfg.nand.geometry.blocks_per_plane = 16;
+    return cfg;
+}
+
+// The store on the NAND array behind each SPU's FTL instead: 8 channels, one per SPU, of
+// Flash-Cosmos's TLC dies (4 per channel here).
+inline void store_on_flash(PlatformConfig& cfg) {
+    cfg.ssd.store.flash = true;
+    cfg.nand.geometry.channels = cfg.ssd.spus;
+    cfg.nand.geometry.dies_per_channel = 4;
+}
+
+// `config` is the machine's whole configuration; the SPUs boot scenario.firmware_dir's SPU-OS
+// (ssd.firmware, if set, instead). `who` names the experiment when there is no firmware.
+// `stack_tweak` may change the Willow stack's configuration.
 struct PrototypeMachine {
     PlatformConfig cfg;
     core::Services services;
     std::unique_ptr<Platform> platform;
     std::unique_ptr<WillowStack> stack;
-    PrototypeMachine(bool flash, const std::string& firmware_dir,
-                     const std::function<void(PlatformConfig&)>& tweak = nullptr,
-                     const std::function<void(WillowStackConfig&)>& stack_tweak = nullptr) {
-        cfg.pcie.generation = 1;
-        cfg.pcie.lanes = 8;
-        cfg.ssd.spus = 8;
-        cfg.nand.geometry.channels = flash ? cfg.ssd.spus : 1;
-        cfg.nand.geometry.dies_per_channel = flash ? 4 : 1;
-        cfg.nand.geometry.blocks_per_plane = 16;
-        cfg.ssd.store.flash = flash;
-        cfg.ssd.firmware = firmware_dir + "/spu_os.elf";
-        if (tweak) tweak(cfg);
+    PrototypeMachine(const PlatformConfig& config, const std::string& who,
+                     const std::function<void(WillowStackConfig&)>& stack_tweak = nullptr)
+        : cfg(config) {
+        if (cfg.scenario.firmware_dir.empty())
+            throw std::runtime_error(who +
+                                     " needs the SPU firmware (build it with the rv32 "
+                                     "toolchain, or set scenario.firmware_dir)");
+        if (cfg.ssd.firmware.empty()) cfg.ssd.firmware = cfg.scenario.firmware_dir + "/spu_os.elf";
         platform = std::make_unique<Platform>(cfg, services);
         WillowStackConfig sc;
-        sc.firmware_dir = firmware_dir;
+        sc.firmware_dir = cfg.scenario.firmware_dir;
         if (stack_tweak) stack_tweak(sc);
         stack = std::make_unique<WillowStack>(*platform, sc);
         stack->start_kernel(0);
