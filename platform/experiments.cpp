@@ -40,73 +40,52 @@ PlatformConfig ExpOptions::platform(const std::vector<std::string>& extra,
     return cfg;
 }
 
-// An experiment that takes --quick only.
-static std::function<std::vector<ExpRow>(const ExpOptions&)> quick_only(
-    std::vector<ExpRow> (*run)(bool quick)) {
-    return [run](const ExpOptions& o) { return run(o.quick); };
-}
-
 const std::vector<Experiment>& experiments() {
     static const std::vector<Experiment> list = {
         {"nand-characterisation",
          "Flash-Cosmos Sec. 5 / Table 1: tMWS, MWS power and energy, ESP latency and reliability, "
          "Fig. 7 transfer times, measured on the NAND die model",
-         quick_only(nand_characterisation)},
+         nand_characterisation},
         {"ats-cost",
          "CCIX-vs-PCIe paper Sec. IV Exp. 2 (ATS): 64 B and 32 KiB device reads of host memory "
          "with "
          "ATC hit and miss, first vs sequential page crossings, 4 KiB vs 2 MiB pages",
-         ats_cost,
-         {},
-         true},
+         ats_cost},
         {"pcie-latency",
          "CCIX-vs-PCIe paper Sec. IV Exp. 1, PCIe-DMA side: device<-host read and device->host "
          "write "
          "latency 32 B .. 16 KiB and throughput to 32 KiB through the DMA engine (physical "
          "addresses); "
          "the paper publishes CCIX/PCIe ratios only, so no published values",
-         pcie_latency,
-         {},
-         true},
+         pcie_latency},
         {"ccix-latency",
          "CCIX-vs-PCIe paper Sec. IV Exp. 1: device reads and writes of host memory over CCIX "
          "(request agent, system-cache misses) and by PCIe DMA, 32 B .. 32 KiB; latency ratios "
          "and read throughput ratios at 1, 16, 32 KiB",
-         ccix_latency,
-         {},
-         true},
+         ccix_latency},
         {"locality",
          "CCIX-vs-PCIe paper Sec. IV Exp. 3: local (system-cache hit) write and read latency of "
          "the u280 and vck5000 profiles, and a working set larger than the u280's system cache",
-         ccix_locality,
-         {},
-         true},
+         ccix_locality},
         {"coherence",
          "CCIX-vs-PCIe paper Sec. IV Exp. 4: host cores and the device read and write random "
          "words of a shared buffer of 2 MiB .. 32 KiB (huge pages); mean latency and spread per "
          "side, 1 and 3 host cores",
-         ccix_coherence,
-         {},
-         true},
+         ccix_coherence},
         {"atomics",
          "CCIX-vs-PCIe paper Sec. IV Exp. 5: AtomicCompare issued by a host core and by the "
          "device (CCIX far atomic at the home)",
-         ccix_atomics,
-         {},
-         true},
+         ccix_atomics},
         {"lock-table",
          "CCIX-vs-PCIe paper Sec. V (neoDBMS): host and device lock record versions in a shared "
          "lock table in pinned huge-page host memory under rising contention; no double grants",
-         lock_table,
-         {},
-         true},
+         lock_table},
         {"willow-io",
          "Willow Sec. 4.1-4.2 (Figures 4-5): Base-IO bandwidth as a share of PCIe 1.1 x8 and "
          "4 KiB read IOPS, Direct-IO against Base-IO through the host file system (512 B reads "
          "and writes, 4 KiB read latency), and the 4 KiB read's time per part",
          willow_io,
          {},
-         true,
          prototype_config},
         {"willow-apps",
          "Willow Sec. 4.3-4.5 (Figure 6): Atomic-Writes against a host write-ahead log "
@@ -116,7 +95,6 @@ const std::vector<Experiment>& experiments() {
          "prototype's machine",
          willow_apps,
          {},
-         true,
          prototype_config},
         {"rpc-latency",
          "Willow's RPCs through PCIe doorbells against coherent queues over CCIX (the bridge "
@@ -124,14 +102,13 @@ const std::vector<Experiment>& experiments() {
          "null RPC, Base-IO and Direct-IO 4 KiB reads and writes, one at a time, on PCIe 4.0 x8",
          rpc_latency,
          {},
-         true,
          rpc_latency_machine},
         {"ftl",
          "the FTL (sw/firmware/ftl) on a channel's flash controller and 2 dies x 2 planes of "
          "TLC: write amplification (against the greedy-GC estimate, not a published value), mean "
          "and p99 write latency and GC rate under uniform random page writes at 7-28 % "
          "over-provisioning",
-         quick_only(ftl_experiment)},
+         ftl_experiment},
         {"flashcosmos",
          "Flash-Cosmos Sec. 7-8 (Table 1, Figures 17-18): speed-up and energy efficiency of "
          "Flash-Cosmos (FC), ParaBit (PB) and in-storage processing (ISP) over outside-storage "
@@ -145,7 +122,7 @@ const std::vector<Experiment>& experiments() {
                  for (ExpRow& r : flashcosmos_platform_rows(o)) rows.push_back(std::move(r));
              return rows;
          },
-         flashcosmos_workloads()},
+         flashcosmos_workloads(), flashcosmos_machine},
     };
     return list;
 }
@@ -363,17 +340,7 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
     ExpOptions run_options = options;
     run_options.machine = e->machine;
     std::vector<core::ParamInfo> config;  // what the machines start from, for NAME.config.json
-    if (e->takes_config) {
-        run_options.platform({}, &config);  // checked up front
-    } else if (options.configured()) {
-        std::string takers;
-        for (const auto& x : experiments())
-            if (x.takes_config) takers += (takers.empty() ? "" : ", ") + x.name;
-        throw InputError(
-            "canopy exp", options.config_file.empty() ? "--set" : "--config",
-            "experiment '" + e->name +
-                "' builds its own machines and takes no configuration; these do: " + takers);
-    }
+    run_options.platform({}, &config);    // checked up front
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
     if (ec) throw InputError("--out", out_dir, "cannot create the directory: " + ec.message());
@@ -387,9 +354,8 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
     write_output(base + ".csv", to_csv(rows));
     write_output(base + ".json", to_json(rows));
     write_output(base + ".svg", to_svg(e->name, rows));
-    if (e->takes_config) write_output(base + ".config.json", core::dump_params(config, true));
-    os << "wrote " << base << ".csv, .json, .svg" << (e->takes_config ? ", .config.json" : "")
-       << "\n";
+    write_output(base + ".config.json", core::dump_params(config, true));
+    os << "wrote " << base << ".csv, .json, .svg, .config.json\n";
 }
 
 }  // namespace canopy::platform

@@ -32,8 +32,8 @@ struct ExpRow {
 struct ExpOptions {
     bool quick = false;
     std::string workload;
-    // --config FILE and --set key=value: what the machines of an experiment that takes a
-    // configuration (Experiment::takes_config) start from, as `canopy run` does.
+    // --config FILE and --set key=value: what the experiment's machines start from, as
+    // `canopy run` does.
     std::string config_file;
     std::vector<std::string> overrides;
     bool configured() const { return !config_file.empty() || !overrides.empty(); }
@@ -54,9 +54,8 @@ struct Experiment {
     std::function<std::vector<ExpRow>(const ExpOptions&)> run;
     // The values --workload accepts; empty: the experiment has no workloads and refuses it.
     std::vector<std::string> workloads = {};
-    // Whether its machines start from --config/--set (ExpOptions::platform); others refuse them.
-    bool takes_config = false;
-    // The machine those start from when not the platform's defaults (Willow's prototype, say).
+    // The machine it starts from when not the platform's defaults (Willow's prototype, say);
+    // --config/--set change it (ExpOptions::platform).
     std::function<PlatformConfig()> machine = nullptr;
 };
 

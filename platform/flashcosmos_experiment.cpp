@@ -430,8 +430,29 @@ const std::vector<std::string>& flashcosmos_workloads() {
     return w;
 }
 
+PlatformConfig flashcosmos_machine() {
+    PlatformConfig m;
+    const FlashCosmosExpConfig table1;
+    m.nand = table1.nand;
+    m.pcie.generation = table1.pcie_generation;
+    m.pcie.lanes = table1.pcie_lanes;
+    m.pcie.max_payload_bytes = table1.pcie_max_payload_bytes;
+    m.ssd.flash.isp = table1.isp;
+    return m;
+}
+
+FlashCosmosExpConfig from_machine(const PlatformConfig& m) {
+    FlashCosmosExpConfig c;
+    c.nand = m.nand;
+    c.pcie_generation = m.pcie.generation;
+    c.pcie_lanes = m.pcie.lanes;
+    c.pcie_max_payload_bytes = m.pcie.max_payload_bytes;
+    c.isp = m.ssd.flash.isp;
+    return c;
+}
+
 std::vector<ExpRow> flashcosmos_experiment(const ExpOptions& options) {
-    return flashcosmos_rows(options, FlashCosmosExpConfig{});
+    return flashcosmos_rows(options, from_machine(options.platform()));
 }
 
 std::vector<ExpRow> flashcosmos_rows(const ExpOptions& options, const FlashCosmosExpConfig& cfg) {
@@ -461,8 +482,9 @@ std::vector<ExpRow> flashcosmos_rows(const ExpOptions& options, const FlashCosmo
                         r.dout_us / r.pages_out, 0, "us"});
         char q[160];
         std::snprintf(q, sizeof q,
-                      "link model: PCIe Gen%u x%u payload rate (raw %.1f GB/s, Table 1), MPS %u B",
+                      "link model: PCIe Gen%u x%u payload rate (raw %.1f GB/s%s), MPS %u B",
                       cfg.pcie_generation, cfg.pcie_lanes, model.link_raw_gbps(),
+                      cfg.pcie_generation == 4 && cfg.pcie_lanes == 4 ? ", Table 1" : "",
                       cfg.pcie_max_payload_bytes);
         rows.push_back({"D.link", q, model.link_gbps(), 0, "GB/s"});
         std::snprintf(q, sizeof q,

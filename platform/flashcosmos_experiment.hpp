@@ -90,7 +90,15 @@ struct FlashCosmosExpConfig {
 // The values `--workload` accepts: bmi, ims, kcs, all.
 const std::vector<std::string>& flashcosmos_workloads();
 
-// The experiment with the default configuration (the catalogue's entry).
+// The machine `canopy exp flashcosmos` starts from: the platform's defaults on Table 1's PCIe
+// Gen4 x4. --config/--set change it; its `nand.*`, `link.pcie.generation`, `.lanes`,
+// `.max_payload_bytes` and `ssd.flash.isp.*` become the model's (from_machine), and the
+// platform rows run on it.
+PlatformConfig flashcosmos_machine();
+// The model's configuration with those parts taken from `m`.
+FlashCosmosExpConfig from_machine(const PlatformConfig& m);
+
+// The experiment on `options.platform()` (the catalogue's entry).
 std::vector<ExpRow> flashcosmos_experiment(const ExpOptions& options);
 // The same with another configuration. Throws InputError for an unknown workload.
 std::vector<ExpRow> flashcosmos_rows(const ExpOptions& options, const FlashCosmosExpConfig& cfg);

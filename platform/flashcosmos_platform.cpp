@@ -18,13 +18,10 @@ namespace {
 
 const char* const kKey[] = {"FC", "PB", "ISP", "OSP"};
 
-std::string firmware_dir() { return ScenarioConfig::required_firmware_dir("flashcosmos"); }
-
 // 8 SPUs, each on a channel of 2 dies x 2 planes: an operand of one page per plane is 512 KiB.
 constexpr uint32_t kSpus = 8, kDies = 2;
 
-json run(const std::vector<std::string>& names) {
-    PlatformConfig cfg;
+json run(PlatformConfig cfg, const std::vector<std::string>& names) {
     core::Services services;
     cfg.ssd.spus = kSpus;
     cfg.nand.geometry.channels = kSpus;
@@ -32,10 +29,10 @@ json run(const std::vector<std::string>& names) {
     cfg.nand.geometry.blocks_per_plane = 20;
     cfg.ssd.store.flash = true;
     cfg.ssd.store.format = true;
-    cfg.ssd.firmware = firmware_dir() + "/spu_os.elf";
+    cfg.boot_spu_os("flashcosmos");
     Platform platform(cfg, services);
     WillowStackConfig sc;
-    sc.firmware_dir = firmware_dir();
+    sc.firmware_dir = cfg.scenario.firmware_dir;
     WillowStack stack(platform, sc);
     stack.start_kernel(0);
     json out = json::object();
@@ -75,7 +72,8 @@ json run(const std::vector<std::string>& names) {
 std::vector<ExpRow> flashcosmos_platform_rows(const ExpOptions& options) {
     std::vector<std::string> names = {"bmi", "ims", "kcs"};
     if (!options.workload.empty() && options.workload != "all") names = {options.workload};
-    const json r = run_isolated([&] { return run(names); });
+    const PlatformConfig m = options.platform();
+    const json r = run_isolated([&] { return run(m, names); });
     const std::map<std::string, std::string> label = {
         {"bmi", "BMI m=1 (30 days x 4 Mi users)"},
         {"ims", "IMS (3 x 4 Mi pixels)"},

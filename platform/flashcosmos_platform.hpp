@@ -11,8 +11,9 @@
 
 namespace canopy::platform {
 
-// Rows P.* for `options.workload` (empty or "all": the three). Throws when the firmware was not
-// built.
+// Rows P.* for `options.workload` (empty or "all": the three), on `options.platform()` with 8
+// SPUs, each on a channel of 2 dies, and the store on the flash. Throws when the firmware was
+// not built.
 std::vector<ExpRow> flashcosmos_platform_rows(const ExpOptions& options);
 
 }  // namespace canopy::platform

@@ -37,8 +37,9 @@ class FtlDriver : public sc_core::sc_module {
   public:
     SC_HAS_PROCESS(FtlDriver);
     FtlDriver(sc_core::sc_module_name n, ssd::FlashController& fc, ssd::SsdDram& dram,
-              const nand::NandConfig& nc, uint32_t op_permille, uint64_t random_writes)
-        : sc_module(n), fc_(fc), dram_(dram), random_writes_(random_writes) {
+              const nand::NandConfig& nc, uint32_t op_permille, uint64_t random_writes,
+              uint64_t seed)
+        : sc_module(n), fc_(fc), dram_(dram), random_writes_(random_writes), seed_(seed) {
         const nand::Geometry& g = nc.geometry;
         cfg_.geo = {g.dies_per_channel, g.planes_per_die, g.blocks_per_plane, g.wordlines_per_block,
                     g.page_bytes};
@@ -124,7 +125,7 @@ class FtlDriver : public sc_core::sc_module {
         for (uint32_t lpn = 0; lpn < cap; ++lpn) write(lpn);  // precondition: every page once
         struct ftl_stats before;
         ftl_stats(&ftl_, &before);
-        std::mt19937_64 rng(1);
+        std::mt19937_64 rng(seed_);
         std::vector<double> lat;
         lat.reserve(random_writes_);
         for (uint64_t i = 0; i < random_writes_; ++i) {
@@ -159,31 +160,32 @@ class FtlDriver : public sc_core::sc_module {
 
     ssd::FlashController& fc_;
     ssd::SsdDram& dram_;
-    uint64_t random_writes_;
+    uint64_t random_writes_, seed_;  // the random writes: how many, their stream (sim.seed)
     ftl_config cfg_{};
     ftl ftl_{};
     std::vector<uint32_t> mem_;
     uint64_t last_meta_ = 0;
 };
 
-json ftl_run(uint32_t op_permille, bool quick) {
+json ftl_run(const PlatformConfig& m, uint32_t op_permille, bool quick) {
     core::Services services;
-    nand::NandConfig nc;
+    services.seed = m.sim.seed;
+    nand::NandConfig nc = m.nand;  // its timing; the geometry is the experiment's
     nc.geometry.channels = 1;
     nc.geometry.dies_per_channel = 2;
     nc.geometry.blocks_per_plane = quick ? 24 : 64;
     nc.functional = false;  // timing only: the FTL needs no data bytes, only their time
     nand::FlashArray array("nand", nc, services);
-    ssd::SsdDramConfig dc;
+    ssd::SsdDramConfig dc = m.ssd.dram;
     dc.size_mib = 16;
     dc.banks = 1;
     ssd::SsdDram dram("dram", dc, services);
-    ssd::FlashController fc("flash0", 0, nc, services);
+    ssd::FlashController fc("flash0", 0, nc, services, m.ssd.flash);
     fc.nand.bind(array.channel(0).target);
     fc.dram.bind(dram.socket);
     const uint64_t pages = uint64_t(nc.geometry.dies_per_channel) * nc.geometry.planes_per_die *
                            nc.geometry.blocks_per_plane * nc.geometry.wordlines_per_block;
-    FtlDriver driver("driver", fc, dram, nc, op_permille, (quick ? 1 : 2) * pages);
+    FtlDriver driver("driver", fc, dram, nc, op_permille, (quick ? 1 : 2) * pages, m.sim.seed);
     driver.regs.bind(fc.socket);
     sc_core::sc_start();
     if (driver.result.is_null()) throw std::runtime_error("ftl experiment: the driver did not end");
@@ -192,12 +194,14 @@ json ftl_run(uint32_t op_permille, bool quick) {
 
 }  // namespace
 
-std::vector<ExpRow> ftl_experiment(bool quick) {
+std::vector<ExpRow> ftl_experiment(const ExpOptions& o) {
+    const bool quick = o.quick;
+    const PlatformConfig m = o.platform();
     std::vector<ExpRow> rows;
     const std::vector<uint32_t> levels =
         quick ? std::vector<uint32_t>{70, 280} : std::vector<uint32_t>{70, 140, 200, 280};
     for (uint32_t op : levels) {
-        const json r = run_isolated([&] { return ftl_run(op, quick); });
+        const json r = run_isolated([&] { return ftl_run(m, op, quick); });
         const std::string at = "OP " + std::to_string(op / 10) + "%";
         const std::string id = "F" + std::to_string(op / 10);
         rows.push_back({id + ".wa", "write amplification, " + at + " (vs greedy estimate)",

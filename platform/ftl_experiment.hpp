@@ -9,6 +9,8 @@
 
 namespace canopy::platform {
 
-std::vector<ExpRow> ftl_experiment(bool quick);
+// On the machine's NAND timing, flash controller and SSD memory (`nand.*`, `ssd.flash.*`,
+// `ssd.dram.*`; --config/--set change them), one channel of 2 dies of the experiment's size.
+std::vector<ExpRow> ftl_experiment(const ExpOptions& options);
 
 }  // namespace canopy::platform

@@ -145,9 +145,6 @@ int cmd_exp(const std::vector<std::string>& args) {
     std::string name, out = "out";
     platform::ExpOptions opt;
     bool list = false;
-    std::string takers;
-    for (const auto& e : platform::experiments())
-        if (e.takes_config) takers += (takers.empty() ? "" : ", ") + e.name;
     po::options_description d(
         "canopy exp NAME [--quick] [--workload W] [--config FILE] [--set key=value ...] "
         "[--out DIR] | canopy exp --list");
@@ -156,15 +153,14 @@ int cmd_exp(const std::vector<std::string>& args) {
         "quick", po::bool_switch(&opt.quick), "fewer samples, for a fast look")(
         "workload", po::value(&opt.workload),
         "run only this workload, for experiments that have workloads (flashcosmos: "
-        "bmi|ims|kcs|all)")("config", po::value(&opt.config_file),
-                            ("JSON config file the machines start from, for the experiments "
-                             "that take one: " +
-                             takers)
-                                .c_str())("set", po::value(&opt.overrides)->composing(),
-                                          "override one key for them: --set key=value "
-                                          "(repeatable; see `canopy config --dump`)")(
+        "bmi|ims|kcs|all)")(
+        "config", po::value(&opt.config_file),
+        "JSON config file the experiment's machines start from (NAME.config.json of an "
+        "earlier run is one)")("set", po::value(&opt.overrides)->composing(),
+                               "override one key for them: --set key=value "
+                               "(repeatable; see `canopy config --dump`)")(
         "out", po::value(&out)->default_value("out"),
-        "directory for NAME.csv, NAME.json, NAME.svg (and NAME.config.json)")("help", "this help");
+        "directory for NAME.csv, NAME.json, NAME.svg, NAME.config.json")("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("name", 1);

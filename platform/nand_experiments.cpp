@@ -20,8 +20,8 @@ using sc_core::sc_time;
 // loosely timed and never waits, so commands can be sent from here with explicit times.
 class Rig {
   public:
-    Rig(const char* name, const nand::NandConfig& cfg) : cfg_(cfg) {
-        services_.seed = 7;
+    Rig(const char* name, const nand::NandConfig& cfg, uint64_t seed) : cfg_(cfg) {
+        services_.seed = seed;
         array_ = std::make_unique<nand::FlashArray>(name, cfg, services_);
     }
     nand::Die& die(uint32_t ch = 0, uint32_t d = 0) { return array_->die(ch, d); }
@@ -51,8 +51,9 @@ class Rig {
     std::vector<uint8_t> buf_;
 };
 
-nand::NandConfig one_die(bool functional) {
-    nand::NandConfig c;
+// The machine's NAND (its timing, power and reliability) as a one-die array.
+nand::NandConfig one_die(const PlatformConfig& m, bool functional) {
+    nand::NandConfig c = m.nand;
     c.geometry.channels = 1;
     c.geometry.dies_per_channel = 1;
     c.functional = functional;
@@ -65,12 +66,13 @@ uint64_t wls(uint32_t n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
 struct MwsCost {
     double t_us, energy_pj;
 };
-MwsCost mws_cost(const char* name, uint32_t wordlines, uint32_t blocks, bool fixed = false) {
-    nand::NandConfig cfg = one_die(false);
+MwsCost mws_cost(const PlatformConfig& m, const char* name, uint32_t wordlines, uint32_t blocks,
+                 bool fixed = false) {
+    nand::NandConfig cfg = one_die(m, false);
     cfg.timing.mws_fixed_latency = fixed;
     cfg.power.mws_max_blocks =
         std::max<uint32_t>(blocks, cfg.power.mws_max_blocks);  // lifted to measure
-    Rig rig(name, cfg);
+    Rig rig(name, cfg, m.sim.seed);
     std::vector<nand::seq::MwsOperand> ops;
     for (uint32_t b = 0; b < blocks; ++b) ops.push_back({b, wls(wordlines)});
     nand::CommandExt c;
@@ -81,13 +83,14 @@ MwsCost mws_cost(const char* name, uint32_t wordlines, uint32_t blocks, bool fix
 }
 
 // Bit error rate measured by programming random pages and reading them back `reads` times.
-double measured_rber(const char* name, CellMode mode, bool randomise, double esp_factor,
-                     uint32_t reads, uint64_t* bits_out = nullptr, uint64_t* errors_out = nullptr) {
-    nand::NandConfig cfg = one_die(true);
+double measured_rber(const PlatformConfig& m, const char* name, CellMode mode, bool randomise,
+                     double esp_factor, uint32_t reads, uint64_t* bits_out = nullptr,
+                     uint64_t* errors_out = nullptr) {
+    nand::NandConfig cfg = one_die(m, true);
     cfg.reliability.retention_days = cfg.reliability.ref_retention_days;  // the reference condition
     cfg.reliability.initial_pe_cycles = uint32_t(cfg.reliability.ref_pe_cycles);
     cfg.timing.esp_factor = esp_factor;
-    Rig rig(name, cfg);
+    Rig rig(name, cfg, m.sim.seed);
     const uint32_t bytes = rig.g().page_total_bytes();
     const uint32_t pages = 8;
     std::vector<std::vector<uint8_t>> data(pages);
@@ -120,11 +123,13 @@ double measured_rber(const char* name, CellMode mode, bool randomise, double esp
     return double(errors) / double(bits);
 }
 
-// Sequential write bandwidth of the Table 1 array: every die programs `pages` multi-plane pages.
-double write_bandwidth_gbps(const char* name, CellMode mode, uint32_t pages) {
-    nand::NandConfig cfg;  // Table 1 geometry
+// Sequential write bandwidth of the machine's array (by default Table 1's): every die programs
+// `pages` multi-plane pages.
+double write_bandwidth_gbps(const PlatformConfig& m, const char* name, CellMode mode,
+                            uint32_t pages) {
+    nand::NandConfig cfg = m.nand;
     cfg.functional = false;
-    Rig rig(name, cfg);
+    Rig rig(name, cfg, m.sim.seed);
     const auto& g = rig.g();
     std::map<std::pair<uint32_t, uint32_t>, sc_time> ready;
     sc_time end = sc_core::SC_ZERO_TIME;
@@ -146,26 +151,28 @@ double write_bandwidth_gbps(const char* name, CellMode mode, uint32_t pages) {
 
 }  // namespace
 
-std::vector<ExpRow> nand_characterisation(bool quick) {
+std::vector<ExpRow> nand_characterisation(const ExpOptions& o) {
+    const bool quick = o.quick;
+    const PlatformConfig m = o.platform();
     std::vector<ExpRow> rows;
-    const double t_r = nand::Timing{}.t_read_slc_us;
+    const double t_r = m.nand.timing.t_read_slc_us;
     // Section 5.2, Figures 12 and 13: tMWS in units of tR.
     rows.push_back({"F12a", "tMWS/tR, intra-block MWS of 8 wordlines (< 1%)",
-                    mws_cost("m8", 8, 1).t_us / t_r, 1.01, "x"});
+                    mws_cost(m, "m8", 8, 1).t_us / t_r, 1.01, "x"});
     rows.push_back({"F12b", "tMWS/tR, intra-block MWS of 48 wordlines",
-                    mws_cost("m48", 48, 1).t_us / t_r, 1.033, "x"});
+                    mws_cost(m, "m48", 48, 1).t_us / t_r, 1.033, "x"});
     rows.push_back({"F13a", "tMWS/tR, inter-block MWS of 8 blocks (hidden)",
-                    mws_cost("b8", 1, 8).t_us / t_r, 1.0, "x"});
+                    mws_cost(m, "b8", 1, 8).t_us / t_r, 1.0, "x"});
     rows.push_back({"F13b", "tMWS/tR, inter-block MWS of 32 blocks",
-                    mws_cost("b32", 1, 32).t_us / t_r, 1.363, "x"});
-    const MwsCost c4 = mws_cost("c4", 48, 4);
+                    mws_cost(m, "b32", 1, 32).t_us / t_r, 1.363, "x"});
+    const MwsCost c4 = mws_cost(m, "c4", 48, 4);
     rows.push_back({"T1", "tMWS, 4 blocks x 48 wordlines (Table 1)", c4.t_us, 25.0, "us"});
     rows.push_back({"S52", "fixed tMWS/tR under the 4-block cap",
-                    mws_cost("fx", 1, 1, true).t_us / t_r, 1.033, "x"});
+                    mws_cost(m, "fx", 1, 1, true).t_us / t_r, 1.033, "x"});
     // Figure 14: power of inter-block MWS relative to a read, and the energy saving at 4 blocks.
     // Figure 14 measures one wordline per block; the saving is quoted at the fixed tMWS.
-    const MwsCost read = mws_cost("r1", 1, 1), two = mws_cost("p2", 1, 2),
-                  four = mws_cost("p4", 1, 4), four_fixed = mws_cost("p4f", 1, 4, true);
+    const MwsCost read = mws_cost(m, "r1", 1, 1), two = mws_cost(m, "p2", 1, 2),
+                  four = mws_cost(m, "p4", 1, 4), four_fixed = mws_cost(m, "p4f", 1, 4, true);
     auto power = [&](const MwsCost& m) {
         return (m.energy_pj / m.t_us) / (read.energy_pj / read.t_us);
     };
@@ -175,7 +182,7 @@ std::vector<ExpRow> nand_characterisation(bool quick) {
                     100.0 * (1.0 - four_fixed.energy_pj / (4 * read.energy_pj)), 53.0, "%"});
     // Table 1: tESP = 2 x tPROG(SLC).
     {
-        Rig rig("esp", one_die(false));
+        Rig rig("esp", one_die(m, false), m.sim.seed);
         nand::CommandExt c;
         nand::seq::program(c, rig.rc(), {{0, 0, 0, 0, 0}}, CellMode::Esp, false,
                            rig.g().page_bytes);
@@ -184,7 +191,7 @@ std::vector<ExpRow> nand_characterisation(bool quick) {
     }
     // Figure 7: moving one die's 2 x 16 KiB over a 1.2 GB/s channel.
     {
-        Rig rig("dma", one_die(false));
+        Rig rig("dma", one_die(m, false), m.sim.seed);
         nand::CommandExt c;
         sc_time t = sc_core::SC_ZERO_TIME;
         for (uint32_t p = 0; p < 2; ++p) {
@@ -196,12 +203,12 @@ std::vector<ExpRow> nand_characterisation(bool quick) {
     }
     // Section 3.2 and Figure 11: raw bit errors at 10K P/E cycles and 1-year retention.
     const uint32_t reads = quick ? 200 : 2000;
-    const double slc_rand = measured_rber("rs", CellMode::Slc, true, 2.0, reads);
-    const double slc_plain = measured_rber("rp", CellMode::Slc, false, 2.0, reads);
-    const double mlc_rand = measured_rber("rm", CellMode::Mlc, true, 2.0, reads);
-    const double esp16 = measured_rber("e16", CellMode::Esp, false, 1.6, reads);
+    const double slc_rand = measured_rber(m, "rs", CellMode::Slc, true, 2.0, reads);
+    const double slc_plain = measured_rber(m, "rp", CellMode::Slc, false, 2.0, reads);
+    const double mlc_rand = measured_rber(m, "rm", CellMode::Mlc, true, 2.0, reads);
+    const double esp16 = measured_rber(m, "e16", CellMode::Esp, false, 1.6, reads);
     uint64_t bits = 0, errors = 0;
-    measured_rber("e19", CellMode::Esp, false, 1.9, reads * 4, &bits, &errors);
+    measured_rber(m, "e19", CellMode::Esp, false, 1.9, reads * 4, &bits, &errors);
     rows.push_back({"F8a", "RBER, SLC with randomisation, 10K P/E, 1 year", slc_rand, 8.6e-4, ""});
     rows.push_back(
         {"F8b", "RBER increase without randomisation, SLC", slc_plain / slc_rand, 1.91, "x"});
@@ -213,13 +220,13 @@ std::vector<ExpRow> nand_characterisation(bool quick) {
     // Section 7.3: sequential write bandwidth of the Table 1 SSD.
     const uint32_t pages = quick ? 4 : 24;
     rows.push_back({"S7a", "sequential write bandwidth, SLC",
-                    write_bandwidth_gbps("ws", CellMode::Slc, pages), 6.4, "GB/s"});
+                    write_bandwidth_gbps(m, "ws", CellMode::Slc, pages), 6.4, "GB/s"});
     rows.push_back({"S7b", "sequential write bandwidth, ESP",
-                    write_bandwidth_gbps("we", CellMode::Esp, pages), 4.7, "GB/s"});
+                    write_bandwidth_gbps(m, "we", CellMode::Esp, pages), 4.7, "GB/s"});
     rows.push_back({"S7c", "sequential write bandwidth, MLC",
-                    write_bandwidth_gbps("wm", CellMode::Mlc, pages), 3.87, "GB/s"});
+                    write_bandwidth_gbps(m, "wm", CellMode::Mlc, pages), 3.87, "GB/s"});
     rows.push_back({"S7d", "sequential write bandwidth, TLC",
-                    write_bandwidth_gbps("wt", CellMode::Tlc, pages), 2.82, "GB/s"});
+                    write_bandwidth_gbps(m, "wt", CellMode::Tlc, pages), 2.82, "GB/s"});
     return rows;
 }
 

@@ -7,6 +7,9 @@
 
 namespace canopy::platform {
 
-std::vector<ExpRow> nand_characterisation(bool quick);
+// On the machine's NAND (`nand.*`, by default the paper's; --config/--set change it): one die
+// for the MWS, ESP, tDMA and error rows, the whole array for the write bandwidth. The error
+// draws come from sim.seed.
+std::vector<ExpRow> nand_characterisation(const ExpOptions& options);
 
 }  // namespace canopy::platform

@@ -36,12 +36,12 @@ std::string ScenarioConfig::default_firmware_dir() {
 #endif
 }
 
-std::string ScenarioConfig::required_firmware_dir(const std::string& who) {
-    const std::string d = default_firmware_dir();
-    if (d.empty())
+void PlatformConfig::boot_spu_os(const std::string& who) {
+    if (scenario.firmware_dir.empty())
         throw std::runtime_error(who +
-                                 " needs the SPU firmware (build it with the rv32 toolchain)");
-    return d;
+                                 " needs the SPU firmware (build it with the rv32 toolchain, or "
+                                 "set scenario.firmware_dir)");
+    if (ssd.firmware.empty()) ssd.firmware = scenario.firmware_dir + "/spu_os.elf";
 }
 
 void PlatformConfig::describe(core::Params& p) {

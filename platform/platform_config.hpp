@@ -43,8 +43,6 @@ struct ScenarioConfig {
     uint32_t lock_table_workers = 2;
     std::string firmware_dir = default_firmware_dir();  // the SPU ELFs ("": not built)
     static std::string default_firmware_dir();
-    // The build's firmware directory, or std::runtime_error naming `who` when none was built.
-    static std::string required_firmware_dir(const std::string& who);
     void describe(core::Params& p);
 };
 
@@ -59,6 +57,9 @@ struct PlatformConfig {
     ScenarioConfig scenario;
     sw::HostRuntimeConfig software;  // host software layers above the drivers
     void describe(core::Params& p);
+    // The SPUs boot scenario.firmware_dir's SPU-OS, unless ssd.firmware names an ELF already;
+    // throws std::runtime_error naming `who` when there is no firmware directory.
+    void boot_spu_os(const std::string& who);
 };
 
 // Loads defaults, then the file (if any), then the overrides into whatever `describe` binds;

@@ -50,11 +50,7 @@ struct PrototypeMachine {
     PrototypeMachine(const PlatformConfig& config, const std::string& who,
                      const std::function<void(WillowStackConfig&)>& stack_tweak = nullptr)
         : cfg(config) {
-        if (cfg.scenario.firmware_dir.empty())
-            throw std::runtime_error(who +
-                                     " needs the SPU firmware (build it with the rv32 "
-                                     "toolchain, or set scenario.firmware_dir)");
-        if (cfg.ssd.firmware.empty()) cfg.ssd.firmware = cfg.scenario.firmware_dir + "/spu_os.elf";
+        cfg.boot_spu_os(who);
         platform = std::make_unique<Platform>(cfg, services);
         WillowStackConfig sc;
         sc.firmware_dir = cfg.scenario.firmware_dir;

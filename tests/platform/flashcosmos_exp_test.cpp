@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "canopy_process.hpp"
@@ -96,6 +97,21 @@ TEST_F(PlatformFlashcosmosExp, PublishedMeansWithin15Percent) {
     expect_within(rows_, "D.tR", 1);
     expect_within(rows_, "D.tPB", 1);
     expect_within(rows_, "D.tMWS", 10);
+}
+
+// The experiment's machine is Table 1's SSD link, PCIe Gen4 x4, and --set widens it: eight
+// lanes carry twice the payload (the same TLPs, each serialised over twice the lanes). OSP
+// moves every operand over the link, FC only results, so FC's gain over OSP falls.
+TEST(PlatformFlashcosmosExpCli, SetWidensTheSsdsLink) {
+    const std::string dir = canopy_test::scratch("flashcosmos-x8");
+    auto wide =
+        canopy_test::run_experiment("flashcosmos", dir, "--workload bmi --set link.pcie.lanes=8");
+    const auto cfg = nlohmann::json::parse(canopy_test::slurp(dir + "/flashcosmos.config.json"));
+    EXPECT_EQ(cfg["link"]["pcie"]["lanes"].get<int>(), 8);
+    auto table1 = canopy_test::run_experiment("flashcosmos", canopy_test::scratch("flashcosmos-x4"),
+                                              "--workload bmi");
+    EXPECT_NEAR(wide.at("D.link").simulated, 2 * table1.at("D.link").simulated, 1e-9);
+    EXPECT_LT(wide.at("B1.FC").simulated, table1.at("B1.FC").simulated);
 }
 
 TEST(PlatformFlashcosmosExpCli, WorkloadOption) {

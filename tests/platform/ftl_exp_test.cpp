@@ -27,4 +27,18 @@ TEST(PlatformFtlExp, WriteAmplificationAndLatencyUnderRandomWrites) {
     EXPECT_GT(rows["F7.mean"].simulated, rows["F28.mean"].simulated);
 }
 
+// --set reaches the dies: a TLC program of 1,400 us instead of 700 makes every host write wait
+// at least that long, and the same writes (the same seed) leave the same write amplification.
+TEST(PlatformFtlExp, SlowerProgramsReachTheWrites) {
+    auto plain = canopy_test::run_experiment("ftl", canopy_test::scratch("ftl-exp-plain"));
+    auto slow = canopy_test::run_experiment("ftl", canopy_test::scratch("ftl-exp-slow"),
+                                            "--set nand.timing.t_prog_tlc_us=1400");
+    for (const char* op : {"F7", "F28"}) {
+        const std::string o(op);
+        EXPECT_GT(slow[o + ".mean"].simulated, 1400.0) << op;
+        EXPECT_GT(slow[o + ".mean"].simulated, 1.8 * plain[o + ".mean"].simulated) << op;
+        EXPECT_DOUBLE_EQ(slow[o + ".wa"].simulated, plain[o + ".wa"].simulated) << op;
+    }
+}
+
 }  // namespace

@@ -195,3 +195,24 @@ TEST(PlatformScript, ExperimentWritesTableCsvJsonSvg) {
               "id,quantity,simulated,published,unit,error_pc");
     EXPECT_NE(slurp(d + "/nand-characterisation.svg").find("<svg"), std::string::npos);
 }
+
+// --set reaches the dies: Section 5.2 gives tMWS in units of tR, so a die that senses twice as
+// long (tR 45 us) takes twice Table 1's tMWS, and every tMWS/tR row stays as it was.
+TEST(PlatformScript, ExperimentDiesTakeTheSetTiming) {
+    auto rows = [](const std::string& d, const std::string& extra) {
+        auto r = run_canopy("exp nand-characterisation --quick --out " + d + " " + extra, d);
+        EXPECT_EQ(r.status, 0) << r.err;
+        std::map<std::string, double> sim;
+        for (const auto& row : nlohmann::json::parse(slurp(d + "/nand-characterisation.json")))
+            sim[row["id"]] = row["simulated"];
+        return sim;
+    };
+    const auto plain = rows(scratch("exp-nand-plain"), "");
+    const std::string d = scratch("exp-nand-slow");
+    const auto slow = rows(d, "--set nand.timing.t_read_slc_us=45");
+    EXPECT_NEAR(slow.at("T1"), 2 * plain.at("T1"), 1e-9);
+    for (const char* id : {"F12a", "F12b", "F13a", "F13b", "S52"})
+        EXPECT_NEAR(slow.at(id), plain.at(id), 1e-12) << id;
+    const auto cfg = nlohmann::json::parse(slurp(d + "/nand-characterisation.config.json"));
+    EXPECT_EQ(cfg["nand"]["timing"]["t_read_slc_us"].get<double>(), 45.0);
+}
