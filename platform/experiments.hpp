@@ -36,7 +36,6 @@ struct ExpOptions {
     // `canopy run` does.
     std::string config_file;
     std::vector<std::string> overrides;
-    bool configured() const { return !config_file.empty() || !overrides.empty(); }
     // Where the experiment may write outputs of its own, NAME.<what> (set by run_experiment;
     // empty: write none).
     std::string out_dir;
