@@ -430,24 +430,29 @@ const std::vector<std::string>& flashcosmos_workloads() {
     return w;
 }
 
+namespace {
+// The parts of the model that are the machine's, as pairs (machine's, model's): one list for
+// both directions.
+template <class Machine, class Model, class Pair>
+void machine_parts(Machine& m, Model& c, Pair pair) {
+    pair(m.nand, c.nand);
+    pair(m.pcie.generation, c.pcie_generation);
+    pair(m.pcie.lanes, c.pcie_lanes);
+    pair(m.pcie.max_payload_bytes, c.pcie_max_payload_bytes);
+    pair(m.ssd.flash.isp, c.isp);
+}
+}  // namespace
+
 PlatformConfig flashcosmos_machine() {
     PlatformConfig m;
     const FlashCosmosExpConfig table1;
-    m.nand = table1.nand;
-    m.pcie.generation = table1.pcie_generation;
-    m.pcie.lanes = table1.pcie_lanes;
-    m.pcie.max_payload_bytes = table1.pcie_max_payload_bytes;
-    m.ssd.flash.isp = table1.isp;
+    machine_parts(m, table1, [](auto& mine, const auto& model) { mine = model; });
     return m;
 }
 
 FlashCosmosExpConfig from_machine(const PlatformConfig& m) {
     FlashCosmosExpConfig c;
-    c.nand = m.nand;
-    c.pcie_generation = m.pcie.generation;
-    c.pcie_lanes = m.pcie.lanes;
-    c.pcie_max_payload_bytes = m.pcie.max_payload_bytes;
-    c.isp = m.ssd.flash.isp;
+    machine_parts(m, c, [](const auto& mine, auto& model) { model = mine; });
     return c;
 }
 
