@@ -5,8 +5,8 @@
 // locally and synchronises with the kernel only when a quantum is used up and another process
 // has something to do (temporal decoupling), and sleeps in `wfi` until an interrupt.
 //
-// THIS FILE IS THE AGREED INTERFACE; the implementation lives in rv32_core.cpp. Additions to the
-// agreed API are marked "(added)".
+// THIS FILE IS THE AGREED INTERFACE; the implementation lives in rv32_*.cpp (listed in
+// rv32_internal.hpp). Additions to the agreed API are marked "(added)".
 //
 // Time. The core counts cycles as an integer and converts to sc_time only where it meets the
 // kernel (b_transport delays, syncs); its quantum keeper works in cycles too (rather than
@@ -174,9 +174,9 @@ class Rv32Core : public sc_core::sc_module {
     void set_segments(const Segments& s);
     const Segments& segments() const { return seg_; }
 
-    // Pre-decoded instruction (rv32_core.cpp); public so that the decoder can be a free function.
+    // Pre-decoded instruction (rv32_internal.hpp); public so that decode() can be a free function.
     struct Insn {
-        uint8_t op;            // Op in rv32_core.cpp; 0: not decoded yet
+        uint8_t op;            // Op in rv32_internal.hpp; 0: not decoded yet
         uint8_t rd, rs1, rs2;  // rd 0 is decoded as the sink register 32
         int32_t imm;           // immediate, absolute target, CSR number or raw bits (illegal)
     };
@@ -192,10 +192,10 @@ class Rv32Core : public sc_core::sc_module {
     void quantum_check();
     void take_interrupt();
     void trap(uint32_t mcause, uint32_t mtval);
-    Insn* resolve(uint32_t pc);
+    inline Insn* resolve(uint32_t pc);
     Insn* resolve_slow(uint32_t pc);
     void decode_at(Insn* ip, uint32_t pc);
-    bool fetch_word(uint32_t pc, uint32_t& raw);
+    inline bool fetch_word(uint32_t pc, uint32_t& raw);
     bool load_slow(uint32_t addr, uint32_t len, uint32_t& value);
     bool store_slow(uint32_t addr, uint32_t len, uint32_t value);
     bool bus_transport(tlm::tlm_command cmd, uint32_t addr, uint8_t* data, uint32_t len);
@@ -204,19 +204,19 @@ class Rv32Core : public sc_core::sc_module {
     void check_watch(uint32_t addr, uint32_t len, bool write);
     void code_written(uint32_t addr, uint32_t len);
     void flush_decodes();
-    void drop_fast_paths();
+    inline void drop_fast_paths();
     void invalidate_dmi(sc_dt::uint64 start, sc_dt::uint64 end);
     bool csr_insn(const Insn& d);
     bool csr_read(uint16_t addr, uint32_t& v) const;
     bool csr_write(uint16_t addr, uint32_t v);
     void system_insn(const Insn& d);
-    void set_costs(uint32_t fetch_stall);
+    inline void set_costs(uint32_t fetch_stall);
     void set_privilege(uint8_t p);
     bool in_data_segment(uint32_t addr, uint32_t len) const;
     void clip_to_data_segment(uint32_t& base, uint32_t& size, uint8_t*& ptr) const;
     void sync_to_kernel();
-    void reanchor_if_behind();
-    uint64_t local_ticks() const;
+    inline void reanchor_if_behind();
+    inline uint64_t local_ticks() const;
     void flush_stats();
     void update_limit();
     void end_of_simulation() override;
