@@ -1,5 +1,5 @@
 // CCIX coherence speed: simulated coherent device accesses per second of wall time on the E4
-// workload (`canopy exp coherence`, platform/ccix_coherence.hpp): one host core and the device's
+// workload (`canopy exp coherence`, experiments/coherence.hpp): one host core and the device's
 // request agent read and write random words of a shared buffer in pinned 2 MiB pages, each side
 // one access at a time, through the whole platform (host caches, home node, CCIX home agent, the
 // PCIe link's VC1, the request agent's system cache). Target (the CCIX issue): >= 1 M device
@@ -13,7 +13,7 @@
 
 #include <cstdlib>
 
-#include "platform/ccix_coherence.hpp"
+#include "experiments/coherence.hpp"
 
 using namespace canopy;
 
@@ -35,7 +35,7 @@ Rig& rig() {
 
 void run(benchmark::State& state, uint64_t bytes, unsigned host_cores = 1) {
     Rig& r = rig();
-    platform::CoherenceRound round;
+    experiments::CoherenceRound round;
     round.buffer = r.buffer;
     round.bytes = bytes;
     round.host_cores = host_cores;
@@ -45,7 +45,7 @@ void run(benchmark::State& state, uint64_t bytes, unsigned host_cores = 1) {
         round.seed = seed++;
         round.initialise = host_cores > 0 && bytes > r.initialised_bytes;
         if (round.initialise) r.initialised_bytes = bytes;
-        const platform::CoherenceCounts n = platform::run_coherence_round(r.machine, round);
+        const experiments::CoherenceCounts n = experiments::run_coherence_round(r.machine, round);
         device += n.device_accesses;
         host += n.host_accesses;
     }

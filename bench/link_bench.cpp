@@ -1,5 +1,5 @@
 // Link speed: device reads of host memory per second of wall time through the whole PCIe path
-// of `canopy exp ats-cost` (platform/pcie_experiments.hpp, PcieRig): the CTG issues a read, the
+// of `canopy exp ats-cost` (platform/pcie_rig.hpp, PcieRig): the CTG issues a read, the
 // DMA engine translates the virtual host address in the ATC and reads through the device mux,
 // the PCIe link (TLPs, credits, wire occupancy) and the root port from host memory, then writes
 // the device memory. Target: >= 2 M transactions/s for 64-B reads hitting the ATC; 64-B reads
@@ -19,7 +19,7 @@
 
 #include "core/stats.hpp"
 #include "host/page_table.hpp"
-#include "platform/pcie_experiments.hpp"
+#include "platform/pcie_rig.hpp"
 
 using namespace canopy;
 

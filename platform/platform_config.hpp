@@ -34,9 +34,9 @@ struct ScenarioConfig {
     std::string host_program = "dma-check";  // run beside it on host.core0: dma-check or none
     uint32_t dma_bytes = 64 * 1024;          // dma-check's buffer
     // Willow beside it: SPU-OS boots on every SPU, the host kernel installs Base-IO and
-    // Direct-IO, and a user program does file I/O through both (platform/willow_scenario).
+    // Direct-IO, and a user program does file I/O through both (scenarios/willow_session).
     bool willow = true;
-    // neoDBMS's lock table beside it (platform/lock_scenario): host.core3 and the device's lock
+    // neoDBMS's lock table beside it (scenarios/lock_table): host.core3 and the device's lock
     // module (lock_table_workers requests in flight over CCIX) lock record versions in shared
     // host memory; lock_table_locks host requests (0: not run).
     uint32_t lock_table_locks = 200;

@@ -16,7 +16,7 @@
 // own (assumed: its pipeline is part of the link's layer latencies). Memory requests
 // (translated or physical addresses) are forwarded unchanged to host memory.
 //
-// Loosely timed, never waits. Used by the PCIe experiments (platform/pcie_experiments.cpp).
+// Loosely timed, never waits. Used by the PCIe experiments (platform/pcie_rig.hpp).
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>

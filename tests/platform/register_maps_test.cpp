@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "canopy_process.hpp"
+#include "../canopy_process.hpp"
 #include "platform/register_maps.hpp"
 
 namespace canopy::platform {

@@ -1,0 +1,94 @@
+#include "app/iss.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "app/version.hpp"
+#include "core/error.hpp"
+#include "cpu/gdb_stub.hpp"
+#include "platform/iss_machine.hpp"
+#include "platform/platform_config.hpp"
+
+namespace canopy::app {
+
+using platform::IssConfig;
+using platform::IssEnd;
+using platform::IssHarness;
+
+namespace {
+
+std::string hex(uint64_t v) {
+    char s[24];
+    std::snprintf(s, sizeof s, "0x%08llx", static_cast<unsigned long long>(v));
+    return s;
+}
+
+}  // namespace
+
+int run_iss(const IssOptions& opt) {
+    IssConfig cfg;
+    std::vector<std::string> overrides = opt.run.overrides;
+    if (opt.max_instructions)
+        overrides.push_back("iss.max_instructions=" + std::to_string(*opt.max_instructions));
+    const auto params = platform::load_config(cfg, opt.run.config_file, overrides);
+    // Check the config, then the program, before building anything: bad input costs nothing.
+    IssHarness::memory_map(cfg);
+    cpu::ElfImage image(opt.elf);
+
+    core::Services services;
+    SessionOutputs outputs(opt.run, services);  // before the models, which register waves
+    IssHarness iss(cfg, services);
+    iss.load(std::move(image));
+    iss.cpu.set_instruction_limit(cfg.max_instructions);
+    std::unique_ptr<cpu::GdbStub> debugger;
+    if (opt.gdb_port)
+        debugger = std::make_unique<cpu::GdbStub>("gdb", std::vector<cpu::Rv32Core*>{&iss.cpu},
+                                                  *opt.gdb_port, std::cerr);
+
+    // The run ends where the program ended, at the core's own time: the kernel catches up with
+    // the core (which runs ahead of it) and stops there, not at the end of a slice.
+    outputs.simulate(
+        [&] { return iss.finished() && sc_core::sc_time_stamp() >= iss.cpu.local_time(); },
+        sc_core::SC_EXIT_ON_STARVATION);
+    outputs.set_end(iss.cpu.local_time());
+    iss.console.flush();
+
+    const uint64_t n = iss.cpu.instret();
+    const char* end = "idle";
+    int status = kIssIdleStatus;
+    switch (iss.end()) {
+        case IssEnd::Exit:
+        case IssEnd::ToHost:
+            end = iss.end() == IssEnd::Exit ? "exit" : "tohost";
+            status = iss.exit_code() > 255 ? 255 : int(iss.exit_code());
+            if (!opt.run.quiet)
+                std::cout << "canopy iss: " << opt.elf << ": exit code " << iss.exit_code()
+                          << (iss.end() == IssEnd::ToHost ? " (tohost)" : "") << " after " << n
+                          << " instructions\n";
+            break;
+        case IssEnd::InstructionLimit:
+            end = "instruction-limit";
+            status = kIssLimitStatus;
+            std::cerr << "canopy iss: " << opt.elf << ": instruction limit reached: " << n
+                      << " instructions retired, pc " << hex(iss.cpu.pc())
+                      << "; the program did not finish\n";
+            break;
+        case IssEnd::Running:
+            std::cerr << "canopy iss: " << opt.elf << ": the core went idle at pc "
+                      << hex(iss.cpu.pc()) << " after " << n
+                      << " instructions (a wfi nothing wakes, or a stop nobody resumes); the "
+                         "program did not finish\n";
+            break;
+    }
+
+    core::Json header = {{"canopy", kVersion},
+                         {"elf", opt.elf},
+                         {"end", end},
+                         {"exit_code", iss.exit_code()},
+                         {"instructions", n}};
+    outputs.finish(header, params);
+    return status;
+}
+
+}  // namespace canopy::app

@@ -1,0 +1,321 @@
+// The `canopy` command: run the platform, replay NAND command scripts, run experiments, show
+// the configuration. Input errors print one line naming the input and exit with status 2.
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <systemc>
+
+#include "app/iss.hpp"
+#include "app/replay.hpp"
+#include "app/session.hpp"
+#include "app/version.hpp"
+#include "core/error.hpp"
+#include "experiments/registry.hpp"
+#include "platform/iss_machine.hpp"
+#include "platform/platform_config.hpp"
+#include "platform/register_maps.hpp"
+
+namespace po = boost::program_options;
+using namespace canopy;
+
+namespace {
+
+// SystemC prints its banner when the kernel starts, before sc_main; a static initialiser runs
+// earlier still.
+const bool kNoBanner = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0;
+
+const char* kUsage =
+    "usage: canopy <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run      elaborate the platform and run the default scenario\n"
+    "  flash    replay a NAND command script against the flash array\n"
+    "  replay   replay a block I/O trace through Base-IO or Direct-IO\n"
+    "  exp      run an experiment that reproduces published figures (exp --list)\n"
+    "  iss      run an RV32 program (ELF) on one SPU core\n"
+    "  config   show the effective configuration (config --dump)\n"
+    "  regs     register maps: C headers for firmware and drivers, tables for the docs\n"
+    "\n"
+    "canopy <command> --help shows the command's options; canopy --version its version.\n";
+
+const std::vector<std::string> kCommands = {"run", "flash",  "replay", "exp",
+                                            "iss", "config", "regs"};
+
+void add_config_options(po::options_description& d, app::RunOptions& o) {
+    d.add_options()("config", po::value(&o.config_file),
+                    "JSON config file (see `canopy config --dump`)")(
+        "set", po::value(&o.overrides)->composing(),
+        "override one key: --set key=value (repeatable)");
+}
+
+// `trace_flag`: the option that writes trace.json (`replay` takes --trace for its input).
+void add_output_options(po::options_description& d, app::RunOptions& o,
+                        const char* trace_flag = "trace") {
+    d.add_options()("out", po::value(&o.out_dir)->default_value("out"),
+                    "directory for stats.json, waves.vcd, trace.json")(
+        "vcd", po::bool_switch(&o.vcd), "write waves.vcd")(
+        trace_flag, po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")(
+        "quiet", po::bool_switch(&o.quiet), "no progress line and no summary");
+}
+
+void add_run_options(po::options_description& d, app::RunOptions& o,
+                     const char* trace_flag = "trace") {
+    add_config_options(d, o);
+    d.add_options()("seed", po::value<uint64_t>(),
+                    "seed of all random streams (overrides sim.seed)");
+    add_output_options(d, o, trace_flag);
+}
+
+// Parses `args` against `desc`, turning Boost's errors into InputErrors that name the command.
+po::variables_map parse(const std::string& cmd, const std::vector<std::string>& args,
+                        const po::options_description& desc,
+                        const po::positional_options_description* pos = nullptr) {
+    po::variables_map vm;
+    try {
+        po::command_line_parser p(args);
+        p.options(desc);
+        if (pos) p.positional(*pos);
+        po::store(p.run(), vm);
+        po::notify(vm);
+    } catch (const po::unknown_option& e) {
+        std::vector<std::string> names;
+        for (const auto& o : desc.options()) names.push_back("--" + o->long_name());
+        std::string hint = closest_match(e.get_option_name(), names);
+        throw InputError(
+            "canopy " + cmd, "option " + e.get_option_name(),
+            "unknown option" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+    } catch (const po::error& e) {
+        throw InputError("canopy " + cmd, "", e.what());
+    }
+    return vm;
+}
+
+bool wants_help(const std::vector<std::string>& args) {
+    for (const auto& a : args)
+        if (a == "--help" || a == "-h") return true;
+    return false;
+}
+
+int cmd_run(const std::string& cmd, const std::vector<std::string>& args) {
+    app::RunOptions o;
+    po::options_description d(
+        cmd == "run" ? "canopy run [options]: run the default scenario"
+                     : "canopy flash --script FILE [options]: replay a NAND command script");
+    if (cmd == "flash")
+        d.add_options()("script", po::value(&o.script)->required(),
+                        "the command script (format: traces/README.md)");
+    add_run_options(d, o);
+    d.add_options()("help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    po::positional_options_description pos;
+    pos.add("script", 1);
+    auto vm = parse(cmd, args, d, cmd == "flash" ? &pos : nullptr);
+    if (vm.count("seed")) o.seed = vm["seed"].as<uint64_t>();
+    return app::run_session(o);
+}
+
+int cmd_replay(const std::vector<std::string>& args) {
+    app::ReplayOptions o;
+    po::options_description d(
+        "canopy replay --trace FILE [options]: replay a block I/O trace (MSR Cambridge CSV, "
+        "traces/block/README.md) through Willow's Base-IO or Direct-IO");
+    d.add_options()("trace", po::value(&o.trace)->required(), "the trace file")(
+        "path", po::value(&o.path)->default_value("base-io"),
+        "base-io (the kernel's block device) or direct-io (libDirectIO on one file)")(
+        "threads", po::value(&o.threads)->default_value(2),
+        "host programs replaying, each one request at a time")(
+        "disk", po::value<uint32_t>(), "keep only this DiskNumber's requests")(
+        "max", po::value<size_t>(), "replay at most this many requests")(
+        "timed", po::bool_switch(&o.timed),
+        "issue each request no earlier than its timestamp (default: as fast as they complete)");
+    add_run_options(d, o.run, "trace-json");
+    d.add_options()("help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    po::positional_options_description pos;
+    pos.add("trace", 1);
+    auto vm = parse("replay", args, d, &pos);
+    if (vm.count("seed")) o.run.seed = vm["seed"].as<uint64_t>();
+    if (vm.count("disk")) o.disk = vm["disk"].as<uint32_t>();
+    if (vm.count("max")) o.max_requests = vm["max"].as<size_t>();
+    return app::run_replay(o);
+}
+
+int cmd_exp(const std::vector<std::string>& args) {
+    std::string name, out = "out";
+    experiments::ExpOptions opt;
+    bool list = false;
+    po::options_description d(
+        "canopy exp NAME [--quick] [--workload W] [--config FILE] [--set key=value ...] "
+        "[--out DIR] | canopy exp --list");
+    d.add_options()("name", po::value(&name), "experiment to run")("list", po::bool_switch(&list),
+                                                                   "list the experiments")(
+        "quick", po::bool_switch(&opt.quick), "fewer samples, for a fast look")(
+        "workload", po::value(&opt.workload),
+        "run only this workload, for experiments that have workloads (flashcosmos: "
+        "bmi|ims|kcs|all)")(
+        "config", po::value(&opt.config_file),
+        "JSON config file the experiment's machines start from (NAME.config.json of an "
+        "earlier run is one)")("set", po::value(&opt.overrides)->composing(),
+                               "override one key for them: --set key=value "
+                               "(repeatable; see `canopy config --dump`)")(
+        "out", po::value(&out)->default_value("out"),
+        "directory for NAME.csv, NAME.json, NAME.svg, NAME.config.json")("help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    po::positional_options_description pos;
+    pos.add("name", 1);
+    parse("exp", args, d, &pos);
+    if (list) {
+        for (const auto& e : experiments::experiments())
+            std::cout << e.name << "  " << e.description << "\n";
+        return 0;
+    }
+    if (name.empty()) throw InputError("canopy exp", "", "name an experiment, or use --list");
+    experiments::run_experiment(name, opt, out, std::cout);
+    return 0;
+}
+
+int cmd_iss(const std::vector<std::string>& args) {
+    app::IssOptions o;
+    po::options_description d(
+        "canopy iss --elf FILE [options]: run an RV32 program on an SPU core");
+    d.add_options()("elf", po::value(&o.elf)->required(),
+                    "the program: an RV32 executable (ELF32, EM_RISCV)")(
+        "max-instructions", po::value<uint64_t>(),
+        "stop after N instructions, exit status 3 (overrides iss.max_instructions)")(
+        "gdb", po::value<uint32_t>(), "serve GDB on TCP PORT (0: any free port) before running");
+    add_config_options(d, o.run);
+    add_output_options(d, o.run);
+    d.add_options()("help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    po::positional_options_description pos;
+    pos.add("elf", 1);
+    auto vm = parse("iss", args, d, &pos);
+    if (vm.count("max-instructions")) o.max_instructions = vm["max-instructions"].as<uint64_t>();
+    if (vm.count("gdb")) {
+        const uint32_t port = vm["gdb"].as<uint32_t>();
+        if (port > 65535)
+            throw InputError("canopy iss", "option --gdb " + std::to_string(port),
+                             "a TCP port is 0..65535");
+        o.gdb_port = uint16_t(port);
+    }
+    return app::run_iss(o);
+}
+
+int cmd_config(const std::vector<std::string>& args) {
+    app::RunOptions o;
+    bool dump = false, json = false, iss = false;
+    po::options_description d(
+        "canopy config --dump [--json] [--iss] [--config FILE] [--set key=value ...]");
+    add_config_options(d, o);
+    d.add_options()("dump", po::bool_switch(&dump),
+                    "print every key: value, unit, description, default")(
+        "json", po::bool_switch(&json), "print the effective configuration as a JSON config file")(
+        "iss", po::bool_switch(&iss), "the keys of `canopy iss` (iss.*) instead of the platform's")(
+        "help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    parse("config", args, d);
+    if (!dump && !json) throw InputError("canopy config", "", "say --dump or --json");
+    platform::PlatformConfig cfg;
+    platform::IssConfig iss_cfg;
+    std::cout << core::dump_params(iss ? platform::load_config(iss_cfg, o.config_file, o.overrides)
+                                       : platform::load_config(cfg, o.config_file, o.overrides),
+                                   json);
+    return 0;
+}
+
+int cmd_regs(const std::vector<std::string>& args) {
+    bool list = false, markdown = false;
+    std::string header, dir;
+    po::options_description d("canopy regs --list | --header BLOCK | --c-headers DIR | --markdown");
+    d.add_options()("list", po::bool_switch(&list), "list the register blocks")(
+        "header", po::value(&header), "print BLOCK's C header")(
+        "c-headers", po::value(&dir), "write every block's C header, <block>_regs.h, into DIR")(
+        "markdown", po::bool_switch(&markdown), "print every block's tables (docs/registers.md)")(
+        "help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    parse("regs", args, d);
+    const auto& blocks = platform::register_blocks();
+    if (list) {
+        for (const auto& b : blocks) {
+            const auto m = b.map();
+            std::cout << m.block() << "  " << m.description() << "\n";
+        }
+        return 0;
+    }
+    if (markdown) {
+        for (const auto& b : blocks) std::cout << b.map().markdown() << "\n";
+        return 0;
+    }
+    if (!header.empty()) {
+        std::vector<std::string> names;
+        for (const auto& b : blocks) {
+            const auto m = b.map();
+            if (m.block() == header) return std::cout << m.c_header(b.source), 0;
+            names.push_back(m.block());
+        }
+        const std::string hint = closest_match(header, names);
+        throw InputError(
+            "canopy regs", "--header " + header,
+            "no such register block" +
+                (hint.empty() ? "; see canopy regs --list" : "; did you mean '" + hint + "'?"));
+    }
+    if (!dir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        for (const auto& b : blocks) {
+            const auto m = b.map();
+            const std::string path = dir + "/" + platform::header_name(m);
+            const std::string text = m.c_header(b.source);
+            std::ifstream old(path);
+            const std::string before((std::istreambuf_iterator<char>(old)), {});
+            if (before == text) continue;  // unchanged: keep its time stamp, no firmware rebuild
+            std::ofstream out(path);
+            if (!(out << text))
+                throw InputError("canopy regs", "--c-headers " + dir, "cannot write " + path);
+        }
+        return 0;
+    }
+    throw InputError("canopy regs", "",
+                     "say --list, --header BLOCK, --c-headers DIR or --markdown");
+}
+
+int canopy_main(int argc, char* argv[]) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) return std::cerr << kUsage, 2;
+    const std::string cmd = args[0];
+    args.erase(args.begin());
+    if (cmd == "--version" || cmd == "version")
+        return std::cout << "canopy " << app::kVersion << "\n", 0;
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") return std::cout << kUsage, 0;
+    if (cmd == "run" || cmd == "flash") return cmd_run(cmd, args);
+    if (cmd == "replay") return cmd_replay(args);
+    if (cmd == "exp") return cmd_exp(args);
+    if (cmd == "iss") return cmd_iss(args);
+    if (cmd == "config") return cmd_config(args);
+    if (cmd == "regs") return cmd_regs(args);
+    std::string hint = closest_match(cmd, kCommands);
+    throw InputError("canopy", "command " + cmd,
+                     "unknown command" + (hint.empty() ? std::string("; see canopy --help")
+                                                       : "; did you mean '" + hint + "'?"));
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+    (void)kNoBanner;
+    try {
+        return canopy_main(argc, argv);
+    } catch (const InputError& e) {
+        // Errors about the command line already start with "canopy ..."; others get the prefix.
+        std::cerr << (e.input().rfind("canopy", 0) == 0 ? "" : "canopy: ") << e.what() << "\n";
+        return 2;
+    } catch (const sc_core::sc_report& e) {
+        std::cerr << "canopy: simulation error: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "canopy: internal error: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,147 @@
+#include "app/session.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "app/version.hpp"
+#include "core/error.hpp"
+#include "core/progress.hpp"
+#include "core/sim_time.hpp"
+#include "platform/platform.hpp"
+#include "scenarios/flash_cosmos_demo.hpp"
+#include "scenarios/flash_script.hpp"
+#include "scenarios/host_program.hpp"
+#include "scenarios/lock_table.hpp"
+#include "scenarios/willow_session.hpp"
+
+namespace canopy::app {
+
+using namespace platform;
+using namespace scenarios;
+
+SessionOutputs::SessionOutputs(const RunOptions& opt, core::Services& services)
+    : opt_(opt), services_(services) {
+    std::error_code ec;
+    std::filesystem::create_directories(opt.out_dir, ec);
+    if (ec) throw InputError("--out", opt.out_dir, "cannot create the directory: " + ec.message());
+    if (opt.vcd) services.waves.open(opt.out_dir + "/waves.vcd");
+    if (opt.trace) services.trace.open(opt.out_dir + "/trace.json");
+}
+
+sc_core::sc_time SessionOutputs::simulate(const std::function<bool()>& done,
+                                          sc_core::sc_starvation_policy policy) {
+    core::Progress progress(!opt_.quiet);
+    const sc_core::sc_time slice(100, sc_core::SC_US);
+    auto finished = [&] {
+        return !sc_core::sc_pending_activity() || sc_core::sc_get_status() == sc_core::SC_STOPPED ||
+               (done && done());
+    };
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    while (!finished()) {
+        sc_core::sc_start(slice, policy);
+        progress.update(sc_core::sc_time_stamp());
+    }
+    progress.finish();
+    wall_seconds_ = progress.wall_seconds();
+    end_ = sc_core::sc_time_stamp();
+    return end_;
+}
+
+void SessionOutputs::finish(core::Json header, const std::vector<core::ParamInfo>& params,
+                            const std::string& note) {
+    const double elapsed_ns = core::ns_of(end_);
+    header["sim_time_ns"] = elapsed_ns;
+    core::Json config = core::Json::object();
+    for (const auto& p : params) config[p.key] = p.value_text;
+    header["config"] = config;
+    services_.stats.write_json(opt_.out_dir + "/stats.json", header, elapsed_ns);
+    services_.trace.close();
+    services_.waves.close();
+
+    if (opt_.quiet) return;
+    char line[160];
+    std::snprintf(line, sizeof line, "\nsimulated %.3f ms in %.2f s wall%s\n",
+                  end_.to_seconds() * 1e3, wall_seconds_, note.c_str());
+    std::cout << line;
+    services_.stats.print_summary(std::cout, elapsed_ns);
+    std::cout << "wrote " << opt_.out_dir << "/stats.json" << (opt_.vcd ? ", waves.vcd" : "")
+              << (opt_.trace ? ", trace.json" : "") << "\n";
+}
+
+int run_session(const RunOptions& opt) {
+    PlatformConfig cfg;
+    std::vector<std::string> overrides = opt.overrides;
+    if (opt.seed) overrides.push_back("sim.seed=" + std::to_string(*opt.seed));
+    auto params = load_config(cfg, opt.config_file, overrides);
+
+    // Parse the whole script before building anything: a bad line costs nothing.
+    std::vector<FlashOp> ops =
+        opt.script.empty() ? build_fc_demo(cfg) : parse_flash_script(opt.script, cfg.nand.geometry);
+
+    if (!opt.script.empty()) {  // a script runs alone
+        cfg.scenario.host_program = "none";
+        cfg.scenario.willow = false;
+    }
+    std::string willow_skipped, locks_skipped = "a script runs alone";
+    if (cfg.scenario.willow && !WillowScenario::prepare(cfg, willow_skipped))
+        cfg.scenario.willow = false;
+    const bool run_locks = opt.script.empty() && LockScenario::prepare(cfg, locks_skipped);
+
+    core::Services services;
+    services.seed = cfg.sim.seed;
+    SessionOutputs outputs(opt, services);
+
+    Platform platform(cfg, services);
+    platform.player.load(std::move(ops), opt.script);
+    HostScenario host(cfg, platform);
+    std::unique_ptr<WillowScenario> willow;
+    if (cfg.scenario.willow) willow = std::make_unique<WillowScenario>(cfg, platform);
+    std::unique_ptr<LockScenario> locks;
+    if (run_locks) locks = std::make_unique<LockScenario>(cfg, platform);
+    outputs.simulate();
+
+    if (opt.script.empty())
+        report_fc_demo(cfg, platform.player, services.stats, std::cout);
+    else
+        platform.player.print_report(std::cout);
+    // Each part's report, then one line that sums them up.
+    std::vector<std::pair<std::string, std::string>> parts = {
+        {"flash", platform.player.failures().empty() ? "ok" : "FAILED"}};
+    auto part = [&](const char* name, bool ok) { parts.push_back({name, ok ? "ok" : "FAILED"}); };
+    bool host_ok = host.report(std::cout, services.stats);
+    if (cfg.scenario.host_program != "none") part("host program", host_ok);
+    if (willow) {
+        const bool ok = willow->report(std::cout, services.stats);
+        part("Willow", ok);
+        host_ok = ok && host_ok;
+    } else if (!willow_skipped.empty()) {
+        std::cout << "Willow: skipped: " << willow_skipped << "\n";
+        parts.push_back({"Willow", "skipped"});
+    }
+    if (locks) {
+        const bool ok = locks->report(std::cout, services.stats);
+        part("lock table", ok);
+        host_ok = ok && host_ok;
+    } else if (opt.script.empty()) {
+        std::cout << "Lock table: skipped: " << locks_skipped << "\n";
+    }
+    if (opt.script.empty()) {
+        std::cout << "Summary:";
+        for (size_t i = 0; i < parts.size(); ++i)
+            std::cout << (i ? ", " : " ") << parts[i].first << " " << parts[i].second;
+        std::cout << "\n";
+    }
+    for (const auto& f : platform.player.failures()) std::cerr << "canopy: " << f << "\n";
+
+    core::Json header = {{"canopy", kVersion},
+                         {"scenario", opt.script.empty() ? "fc-demo" : opt.script},
+                         {"seed", cfg.sim.seed},
+                         {"sim_time_ns", 0.0},
+                         {"functional", cfg.nand.functional}};
+    outputs.finish(header, params, cfg.nand.functional ? "" : " (timing-only: no data kept)");
+    return platform.player.failures().empty() && host_ok ? 0 : 1;
+}
+
+}  // namespace canopy::app

@@ -1,0 +1,62 @@
+// One simulation run from the command line: load the config, open the outputs, elaborate the
+// platform, run it with a progress line, then write stats.json and print the summary. The
+// pieces every simulating command shares (`run`, `flash`, `iss`) are in SessionOutputs.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/services.hpp"
+
+namespace canopy::app {
+
+struct RunOptions {
+    std::string config_file;
+    std::vector<std::string> overrides;
+    std::optional<uint64_t> seed;
+    std::string out_dir = "out";
+    bool vcd = false, trace = false, quiet = false;
+    std::string script;  // `canopy flash`: the command script to replay instead of the scenario
+};
+
+// The outputs of one run and the loop that drives the kernel. Construct before elaborating the
+// models (it opens waves.vcd and trace.json, which they register with), then simulate(), then
+// finish().
+class SessionOutputs {
+  public:
+    // Creates the output directory and opens the files asked for. Throws InputError.
+    SessionOutputs(const RunOptions& opt, core::Services& services);
+
+    // Runs the kernel in slices, drawing the progress line, until nothing is pending, the
+    // simulation was stopped, or `done` (optional) says so. Returns the simulated end time: the
+    // end of the last slice, or with SC_EXIT_ON_STARVATION the time of the last activity.
+    sc_core::sc_time simulate(const std::function<bool()>& done = nullptr,
+                              sc_core::sc_starvation_policy policy = sc_core::SC_RUN_TO_TIME);
+
+    // Writes stats.json: `header` (run-level facts), then the effective config from `params`,
+    // then every module's statistics; closes trace and waves; unless quiet, prints the time,
+    // the summary of key statistics and the files written. `note` follows the time line.
+    void finish(core::Json header, const std::vector<core::ParamInfo>& params,
+                const std::string& note = "");
+
+    sc_core::sc_time end() const { return end_; }
+    // Corrects the end of the run when a model knows it better than the kernel: the kernel may
+    // have gone on past the moment a core (running ahead of it) ended the program.
+    void set_end(const sc_core::sc_time& t) { end_ = t; }
+
+  private:
+    const RunOptions& opt_;
+    core::Services& services_;
+    double wall_seconds_ = 0;
+    sc_core::sc_time end_;
+};
+
+// Returns the process exit status: 0, or 1 when the run itself found a problem (a refused
+// command a script did not expect). Input errors throw InputError.
+int run_session(const RunOptions& opt);
+
+}  // namespace canopy::app

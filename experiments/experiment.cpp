@@ -1,0 +1,25 @@
+#include "experiments/experiment.hpp"
+
+#include <cmath>
+
+namespace canopy::experiments {
+
+double ExpRow::error_pct() const {
+    auto from = [&](double p) { return p == 0 ? 0.0 : 100.0 * (simulated - p) / std::fabs(p); };
+    if (!has_range()) return from(published);
+    if (simulated < published_lo) return from(published_lo);
+    if (simulated > published_hi) return from(published_hi);
+    return 0.0;
+}
+
+PlatformConfig ExpOptions::platform(const std::vector<std::string>& extra,
+                                    std::vector<core::ParamInfo>* params) const {
+    std::vector<std::string> all = overrides;
+    all.insert(all.end(), extra.begin(), extra.end());
+    PlatformConfig cfg = machine ? machine() : PlatformConfig();
+    std::vector<core::ParamInfo> p = platform::load_config(cfg, config_file, all);
+    if (params) *params = std::move(p);
+    return cfg;
+}
+
+}  // namespace canopy::experiments

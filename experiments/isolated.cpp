@@ -1,0 +1,59 @@
+#include "experiments/isolated.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace canopy::experiments {
+
+nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error("run_isolated: pipe failed");
+    std::fflush(nullptr);  // nothing buffered is printed twice
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("run_isolated: fork failed");
+    if (pid == 0) {
+        close(fds[0]);
+        std::string out;
+        try {
+            out = nlohmann::json{{"result", f()}}.dump();
+        } catch (const InputError& e) {  // comes back as itself: the user's input was wrong
+            out = nlohmann::json{{"error", e.what()},
+                                 {"input_error", {e.input(), e.place(), e.message()}}}
+                      .dump();
+        } catch (const std::exception& e) {
+            out = nlohmann::json{{"error", e.what()}}.dump();
+        }
+        for (size_t done = 0; done < out.size();) {
+            const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
+            if (n <= 0) break;
+            done += size_t(n);
+        }
+        std::fflush(nullptr);
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string in;
+    char buf[65536];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) in.append(buf, size_t(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty())
+        throw std::runtime_error("run_isolated: the child process died (status " +
+                                 std::to_string(status) + ")");
+    auto j = nlohmann::json::parse(in);
+    if (j.contains("input_error")) {
+        const auto& e = j["input_error"];
+        throw InputError(e[0].get<std::string>(), e[1].get<std::string>(), e[2].get<std::string>());
+    }
+    if (j.contains("error")) throw std::runtime_error(j["error"].get<std::string>());
+    return j["result"];
+}
+
+}  // namespace canopy::experiments

@@ -1,0 +1,199 @@
+#include "scenarios/block_replay.hpp"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+namespace canopy::scenarios {
+
+using nlohmann::json;
+using platform::WillowStack;
+
+namespace {
+
+constexpr uint64_t kMiB = 1024 * 1024;
+
+// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double p) {
+    if (sorted.empty()) return 0;
+    const size_t rank = size_t(std::ceil(p / 100.0 * double(sorted.size())));
+    return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+json direction(const std::vector<BlockReplay::Done>& done, bool write, double span_ns) {
+    std::vector<double> lat, rec;
+    uint64_t bytes = 0;
+    for (const BlockReplay::Done& d : done)
+        if (d.write == write) {
+            lat.push_back(d.end_ns - d.start_ns);
+            rec.push_back(double(d.recorded_ns));
+            bytes += d.bytes;
+        }
+    std::sort(lat.begin(), lat.end());
+    std::sort(rec.begin(), rec.end());
+    json j = {{"requests", lat.size()},
+              {"bytes", bytes},
+              {"iops", span_ns > 0 ? double(lat.size()) / span_ns * 1e9 : 0.0},
+              {"mb_per_s", span_ns > 0 ? double(bytes) / span_ns * 1e3 : 0.0}};
+    for (double p : {50.0, 95.0, 99.0, 100.0}) {
+        const std::string k = p == 100.0 ? "max" : "p" + std::to_string(int(p));
+        j["latency_us"][k] = percentile(lat, p) / 1000.0;
+        j["recorded_us"][k] = percentile(rec, p) / 1000.0;
+    }
+    double sum = 0;
+    for (double v : lat) sum += v;
+    j["latency_us"]["mean"] = lat.empty() ? 0.0 : sum / double(lat.size()) / 1000.0;
+    return j;
+}
+
+void print_table(std::ostream& out, const json& r) {
+    char line[220];
+    std::snprintf(line, sizeof line, "%-6s %8s %10s %10s %9s %9s %9s %9s %9s\n", "", "requests",
+                  "IOPS", "MB/s", "mean us", "p50 us", "p95 us", "p99 us", "max us");
+    out << line;
+    for (const char* d : {"read", "write"}) {
+        const json& j = r[d];
+        std::snprintf(line, sizeof line, "%-6s %8llu %10.0f %10.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
+                      d, (unsigned long long)j["requests"].get<uint64_t>(), j["iops"].get<double>(),
+                      j["mb_per_s"].get<double>(), j["latency_us"]["mean"].get<double>(),
+                      j["latency_us"]["p50"].get<double>(), j["latency_us"]["p95"].get<double>(),
+                      j["latency_us"]["p99"].get<double>(), j["latency_us"]["max"].get<double>());
+        out << line;
+    }
+}
+
+}  // namespace
+
+BlockReplay::BlockReplay(platform::Platform& platform, platform::WillowStack& stack,
+                         const sw::BlockTrace& trace, BlockReplayConfig cfg)
+    : platform_(platform),
+      stack_(stack),
+      trace_(trace),
+      cfg_(std::move(cfg)),
+      proc_(platform.host.kernel.create_process("replay")) {
+    // The replayed region: the trace's span, up to half the device (the file system's metadata
+    // and files sit in the lower half; Base-IO replays into the upper half).
+    const uint64_t device = stack_.kernel.geometry().device_bytes();
+    const uint64_t span = (trace_.span_bytes() + kMiB - 1) / kMiB * kMiB;
+    region_ = std::min(span, device / 2);
+    base_ = cfg_.path == "base-io" ? device / 2 : 0;
+    for (const auto& r : trace_.requests) folded_ += r.offset_bytes + r.size_bytes > region_;
+
+    done_.reserve(trace_.requests.size());
+    for (unsigned t = 0; t < cfg_.threads; ++t) {
+        platform_.host.cores[kKernelCore + 1 + t]->run(proc_, [this, t](host::HostCore& cpu) {
+            const WillowStack::User user(stack_, running_);
+            stack_.wait_ready(cpu);
+            std::unique_ptr<sw::DirectIo> dio;
+            int fd = -1;
+            if (cfg_.path == "direct-io") {
+                if (t == 0)
+                    stack_.fs.create(cpu, "/replay", region_, proc_.pid, 0600), file_ready_ = true;
+                while (!file_ready_) cpu.compute_ns(1000);
+                dio = stack_.direct_io(cpu);
+                fd = dio->open("/replay", O_RDWR);
+            }
+            // Thread 0 reads the store's counters once the file system is done; all start then.
+            if (t == 0) before_ = stack_.store_stats(cpu), started_ = true;
+            while (!started_) cpu.compute_ns(1000);
+            sw::BlockIo& io = *stack_.kernel.on(cpu).base_io;
+            std::vector<uint8_t> buf;
+            const double start = cpu.now_ns();
+            if (t0_ < 0) t0_ = start;
+            while (next_ < trace_.requests.size()) {
+                const sw::BlockRequest& r = trace_.requests[next_++];
+                if (cfg_.timed) {
+                    const double at = t0_ + double(r.time_ns);
+                    const double now = cpu.now_ns();
+                    if (at > now) cpu.compute_ns(at - now);
+                }
+                // Offsets past the region fold into it; a request never straddles its end.
+                uint64_t off = r.offset_bytes % region_;
+                if (off + r.size_bytes > region_) off = region_ - std::min(region_, r.size_bytes);
+                buf.resize(r.size_bytes);
+                if (r.write)
+                    for (size_t i = 0; i < buf.size(); ++i) buf[i] = uint8_t(r.line + i);
+                const double s = cpu.now_ns();
+                if (dio)
+                    r.write ? dio->pwrite(fd, buf.data(), r.size_bytes, off)
+                            : dio->pread(fd, buf.data(), r.size_bytes, off);
+                else if (r.write)
+                    io.write(base_ + off, buf.data(), r.size_bytes);
+                else
+                    io.read(base_ + off, buf.data(), r.size_bytes);
+                done_.push_back({s, cpu.now_ns(), r.write, r.size_bytes, r.response_ns});
+            }
+            if (dio) dio->close(fd);
+            if (++finished_ == cfg_.threads) after_ = stack_.store_stats(cpu);
+        });
+    }
+}
+
+json BlockReplay::report() const {
+    double first = 1e300, last = 0;
+    for (const Done& d : done_)
+        first = std::min(first, d.start_ns), last = std::max(last, d.end_ns);
+    const double span_ns = done_.empty() ? 0 : last - first;
+    json r = {{"trace", trace_.source},
+              {"path", cfg_.path},
+              {"threads", cfg_.threads},
+              {"timed", cfg_.timed},
+              {"requests", done_.size()},
+              {"region_bytes", region_},
+              {"folded_requests", folded_},
+              {"span_ns", span_ns},
+              {"read", direction(done_, false, span_ns)},
+              {"write", direction(done_, true, span_ns)},
+              {"write_amplification", nullptr},
+              {"gc", nullptr}};
+    if (stack_.on_flash && finished_ == cfg_.threads) {
+        const uint64_t pages = after_.host_writes - before_.host_writes,
+                       programs = after_.programs - before_.programs;
+        const double bytes = r["write"]["bytes"].get<double>();
+        r["write_amplification"] = {
+            {"host_page_writes", pages},
+            {"flash_programs", programs},
+            {"per_page", pages ? double(programs) / double(pages) : 0.0},
+            {"per_byte",
+             bytes > 0 ? double(programs) * platform_.cfg.nand.geometry.page_bytes / bytes : 0.0}};
+        r["gc"] = {{"victims", after_.gc_victims - before_.gc_victims},
+                   {"copies", after_.gc_copies - before_.gc_copies},
+                   {"erases", after_.erases - before_.erases}};
+    }
+    return r;
+}
+
+void BlockReplay::print(std::ostream& out, const json& r) const {
+    const std::string fault = platform_.host.first_fault();
+    out << "replay " << trace_.source << " through " << cfg_.path << ": " << done_.size() << " of "
+        << trace_.requests.size() << " requests, " << cfg_.threads << " thread(s), "
+        << (cfg_.timed ? "at their timestamps" : "as fast as they complete") << "\n";
+    if (folded_)
+        out << "  " << folded_ << " requests lie past the " << region_ / kMiB
+            << " MiB replayed region and were folded into it\n";
+    print_table(out, r);
+    if (r["write_amplification"].is_null()) {
+        out << "  write amplification and GC: not measured ("
+            << (stack_.on_flash ? "the replay did not finish" : "the store is SSD memory") << ")\n";
+    } else {
+        const json& wa = r["write_amplification"];
+        const json& gc = r["gc"];
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "  flash: %llu pages programmed for %llu page writes (%.2f per page, %.2f "
+                      "bytes per byte written); GC %llu victims, %llu copies, %llu erases\n",
+                      (unsigned long long)wa["flash_programs"].get<uint64_t>(),
+                      (unsigned long long)wa["host_page_writes"].get<uint64_t>(),
+                      wa["per_page"].get<double>(), wa["per_byte"].get<double>(),
+                      (unsigned long long)gc["victims"].get<uint64_t>(),
+                      (unsigned long long)gc["copies"].get<uint64_t>(),
+                      (unsigned long long)gc["erases"].get<uint64_t>());
+        out << line;
+    }
+    if (!fault.empty()) out << "  FAULT: " << fault << "\n";
+}
+
+}  // namespace canopy::scenarios

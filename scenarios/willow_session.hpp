@@ -1,0 +1,64 @@
+// The Willow part of `canopy run` (Willow Sections 3.1, 4.1-4.2): with scenario.willow, every SPU
+// boots SPU-OS from its ELF, a kernel program on host.core1 installs the Base-IO and Direct-IO
+// apps and formats the file system (platform/willow_stack), and a user program on host.core2
+// writes a file through the file system (system calls, Base-IO) and reads it back through
+// libDirectIO (OS bypass), then the other way round, timing each access. With the Flash-Cosmos app
+// installed (the store on the flash with an ESP region) it then stores a month of a bitmap index
+// (BMI, 30 daily user vectors) with fc_write and asks which users were active every day on the
+// four systems of sw/host/flash_cosmos, checking each against the host's own result. Last, a
+// key-value session: pairs put, read back, some deleted, through the Key-Value app.
+#pragma once
+
+#include <memory>
+#include <ostream>
+
+#include "core/stats.hpp"
+#include "platform/platform.hpp"
+#include "platform/platform_config.hpp"
+#include "platform/willow_stack.hpp"
+
+namespace canopy::scenarios {
+
+class WillowScenario {
+  public:
+    // Points ssd.firmware at SPU-OS when the scenario runs (before the platform is built).
+    // Returns false, with the reason in `why`, when it cannot run (no firmware built).
+    static bool prepare(platform::PlatformConfig& cfg, std::string& why);
+    // Starts the kernel and the user program (before sc_start).
+    WillowScenario(const platform::PlatformConfig& cfg, platform::Platform& platform);
+    // Prints the outcome, records it under "scenario.willow" and returns whether it succeeded.
+    bool report(std::ostream& out, core::StatsRegistry& stats) const;
+
+    struct Result {
+        bool ran = false;
+        uint64_t bytes = 0, wrong_bytes = 0;
+        double fs_write_ns = 0, dio_read_ns = 0, dio_write_ns = 0, fs_read_ns = 0;  // per 4 KiB
+        // The BMI query, per system (sw::FcSystem order): its time, whether it was right.
+        bool bmi_ran = false;
+        uint64_t bmi_users = 0, bmi_active = 0;
+        double bmi_ns[4] = {};
+        bool bmi_right[4] = {};
+        // The key-value session: pairs put, gets that returned what was put, mean times.
+        bool kv_ran = false;
+        uint64_t kv_pairs = 0, kv_right = 0;
+        double kv_put_ns = 0, kv_get_ns = 0;
+        // The atomic transfers: committed and aborted transactions, whether every balance is
+        // what they make it, mean times of a LOGWRITE and of a COMMIT across SPUs.
+        bool aw_ran = false, aw_right = false;
+        uint64_t aw_commits = 0, aw_aborts = 0;
+        double aw_log_ns = 0, aw_commit_ns = 0;
+    };
+
+  private:
+    void bmi(host::HostCore& cpu);
+    void key_value(host::HostCore& cpu);
+    void transfers(host::HostCore& cpu);
+    // The key-value session's and the transfers' lines and statistics.
+    bool report_apps(std::ostream& out, core::StatsRegistry& stats) const;
+
+    platform::Platform& platform_;
+    std::unique_ptr<platform::WillowStack> stack_;
+    Result result_;
+};
+
+}  // namespace canopy::scenarios

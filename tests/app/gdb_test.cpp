@@ -1,0 +1,209 @@
+// A debugger session as a firmware engineer runs it: `canopy iss --gdb` with Debian's
+// gdb-multiarch in batch mode against real firmware (sw/firmware/tests/gdb_target.c): break at
+// a function, continue, read variables and registers, step, watch a variable, change one, and
+// run to the exit, whose code the debugger's change decides.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+#include "../canopy_process.hpp"
+
+using namespace canopy_test;
+
+#ifdef CANOPY_FIRMWARE_DIR
+
+namespace {
+
+// `canopy iss` in the background; its stderr names the port the stub listens on.
+struct Background {
+    pid_t pid = -1;
+    std::string err;
+    Background(const std::string& args, const std::string& dir) : err(dir + "/canopy.err") {
+        pid = fork();
+        if (pid == 0) {
+            std::string cmd = std::string(CANOPY_BINARY_DIR) + "/canopy " + args + " >" + dir +
+                              "/canopy.out 2>" + err + " </dev/null";
+            execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+            _exit(127);
+        }
+    }
+    int port(int seconds) const {
+        std::regex re("listening on localhost:([0-9]+)");
+        for (int i = 0; i < seconds * 20; ++i) {
+            std::smatch m;
+            std::string text = read_text(err);
+            if (std::regex_search(text, m, re)) return std::stoi(m[1]);
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return -1;
+    }
+    // The exit status, or -1 after `seconds` (then the process is killed).
+    int wait_exit(int seconds) {
+        for (int i = 0; i < seconds * 20; ++i) {
+            int st = 0;
+            if (waitpid(pid, &st, WNOHANG) == pid)
+                return pid = -1, WIFEXITED(st) ? WEXITSTATUS(st) : -2;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        pid = -1;
+        return -1;
+    }
+    ~Background() {
+        if (pid > 0) kill(pid, SIGKILL), waitpid(pid, nullptr, 0);
+    }
+};
+
+bool have_gdb() { return std::system("command -v gdb-multiarch >/dev/null 2>&1") == 0; }
+
+}  // namespace
+
+TEST(PlatformGdb, BreakReadStepWatchAndRunToExit) {
+    ASSERT_TRUE(have_gdb()) << "gdb-multiarch is installed by `make test`";
+    auto d = scratch("gdb-session");
+    const std::string elf = std::string(CANOPY_FIRMWARE_DIR) + "/gdb_target.elf";
+    Background iss("iss --elf " + elf + " --gdb 0 --quiet --out " + d, d);
+    const int port = iss.port(20);
+    ASSERT_GT(port, 0) << read_text(iss.err);
+    // bump(by) adds `by` to counter for by = 1..5; main returns counter.
+    const std::string script = d + "/session.gdb";
+    std::ofstream(script) << "set confirm off\n"
+                             "set pagination off\n"
+                             "set architecture riscv:rv32\n"
+                             "file "
+                          << elf
+                          << "\n"
+                             "target remote localhost:"
+                          << port
+                          << "\n"
+                             "info threads\n"
+                             "break bump\n"
+                             "continue\n"
+                             "print by\n"
+                             "print counter\n"
+                             "print/x magic\n"
+                             "print $pc == &bump\n"
+                             "stepi\n"
+                             "print $pc != &bump\n"
+                             "delete\n"
+                             "watch counter\n"
+                             "continue\n"
+                             "delete\n"
+                             "set var counter = 100\n"
+                             "continue\n";
+    const std::string out = d + "/gdb.out";
+    const std::string cmd =
+        "timeout 60 gdb-multiarch -nx -batch -x " + script + " >" + out + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    const std::string log = read_text(out);
+    EXPECT_EQ(WEXITSTATUS(rc), 0) << log;
+    EXPECT_NE(log.find("Breakpoint 1, bump (by=by@entry=1)"), std::string::npos) << log;
+    EXPECT_NE(log.find("$1 = 1"), std::string::npos) << log;           // by
+    EXPECT_NE(log.find("$2 = 0"), std::string::npos) << log;           // counter before the add
+    EXPECT_NE(log.find("$3 = 0xc0ffee00"), std::string::npos) << log;  // magic, read from DMEM
+    EXPECT_NE(log.find("$4 = 1"), std::string::npos) << log;           // stopped at bump
+    EXPECT_NE(log.find("$5 = 1"), std::string::npos) << log;           // stepi moved the pc
+    // The watchpoint fires when bump(1) stores counter = 1.
+    EXPECT_NE(log.find("Old value = 0"), std::string::npos) << log;
+    EXPECT_NE(log.find("New value = 1"), std::string::npos) << log;
+    // counter = 100, then bump(2..5) adds 14: the program exits with 114 (gdb prints octal).
+    EXPECT_NE(log.find("exited with code 0162"), std::string::npos) << log;
+    EXPECT_EQ(iss.wait_exit(30), 114) << read_text(iss.err);
+}
+
+TEST(PlatformGdb, DetachLetsTheProgramFinish) {
+    ASSERT_TRUE(have_gdb());
+    auto d = scratch("gdb-detach");
+    const std::string elf = std::string(CANOPY_FIRMWARE_DIR) + "/gdb_target.elf";
+    Background iss("iss --elf " + elf + " --gdb 0 --quiet --out " + d, d);
+    const int port = iss.port(20);
+    ASSERT_GT(port, 0);
+    const std::string cmd =
+        "timeout 60 gdb-multiarch -nx -batch -ex 'set architecture riscv:rv32' -ex 'file " + elf +
+        "' -ex 'target remote localhost:" + std::to_string(port) +
+        "' -ex 'break bump' -ex 'continue' -ex 'detach' >" + d + "/gdb.out 2>&1";
+    EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << read_text(d + "/gdb.out");
+    // Breakpoints go with the debugger: the program runs to its end, 1+2+3+4+5.
+    EXPECT_EQ(iss.wait_exit(30), 15) << read_text(iss.err);
+}
+
+// The remote protocol by hand, for what batch-mode GDB cannot do: interrupt a running target.
+class Rsp {
+  public:
+    explicit Rsp(int port) {
+        fd_ = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(uint16_t(port));
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ok_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+        timeval tv{10, 0};
+        setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    }
+    ~Rsp() { close(fd_); }
+    bool ok() const { return ok_; }
+    void send_raw(const std::string& s) { ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL); }
+    void send_packet(const std::string& d) {
+        unsigned sum = 0;
+        for (char c : d) sum = (sum + uint8_t(c)) & 0xFF;
+        char cs[3];
+        std::snprintf(cs, sizeof cs, "%02x", sum);
+        send_raw("$" + d + "#" + cs);
+    }
+    // The next packet's data ("" on timeout or close); acknowledges it.
+    std::string reply() {
+        std::string data;
+        char c;
+        while (recv(fd_, &c, 1, 0) == 1) {
+            if (c != '$') continue;
+            while (recv(fd_, &c, 1, 0) == 1 && c != '#') data += c;
+            char cs[2];
+            if (recv(fd_, cs, 2, MSG_WAITALL) != 2) return "";
+            send_raw("+");
+            return data;
+        }
+        return "";
+    }
+
+  private:
+    int fd_ = -1;
+    bool ok_ = false;
+};
+
+TEST(PlatformGdb, InterruptARunningTargetThenKill) {
+    auto d = scratch("gdb-interrupt");
+    // `idle` sleeps in wfi for ever: only the debugger can stop it.
+    Background iss(
+        "iss --elf " + std::string(CANOPY_FIRMWARE_DIR) + "/idle.elf --gdb 0 --quiet --out " + d,
+        d);
+    const int port = iss.port(20);
+    ASSERT_GT(port, 0);
+    Rsp gdb(port);
+    ASSERT_TRUE(gdb.ok());
+    gdb.send_packet("?");
+    EXPECT_EQ(gdb.reply().rfind("T02", 0), 0u);  // halted at reset
+    gdb.send_packet("p20");                      // pc at reset: the ELF's entry, 0
+    EXPECT_EQ(gdb.reply(), "00000000");
+    gdb.send_packet("c");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    gdb.send_raw("\x03");
+    EXPECT_EQ(gdb.reply().rfind("T02thread:1;", 0), 0u);  // stopped by the interrupt
+    gdb.send_packet("qfThreadInfo");
+    EXPECT_EQ(gdb.reply(), "m1");
+    gdb.send_packet("m10000,4");  // DMEM is readable while stopped
+    EXPECT_EQ(gdb.reply().size(), 8u);
+    gdb.send_packet("k");
+    EXPECT_NE(iss.wait_exit(30), -1) << "kill ends the simulation";
+}
+
+#endif

@@ -1,0 +1,228 @@
+// What `canopy run` writes: stats.json, waves.vcd and trace.json as a real run leaves them,
+// parsed and checked for structure; the same config and seed give the same bytes.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "../canopy_process.hpp"
+
+using namespace canopy_test;
+using nlohmann::json;
+
+namespace {
+
+Run run_small(const std::string& dir, const std::string& extra = "") {
+    return run_canopy(std::string("run --quiet ") + kSmall + " --out " + dir + " " + extra, dir);
+}
+
+}  // namespace
+
+TEST(PlatformOutputs, RunWritesStatsWithScenarioCounts) {
+    auto d = scratch("out-stats");
+    // Willow stores in SSD memory here, so that the dies count the Flash-Cosmos scenario only.
+    auto r = run_small(d, "--set ssd.store.flash=false");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("Flash-Cosmos"), std::string::npos);
+    json s = json::parse(slurp(d + "/stats.json"));
+    EXPECT_EQ(s["functional"], true);
+    EXPECT_EQ(s["config"]["scenario.operands"], "16");
+    const json& die = s["modules"]["nand.ch1.die1"];
+    // Per die and plane: one Flash-Cosmos MWS plus one ParaBit sensing per operand.
+    EXPECT_EQ(die["cmd.mws"], 2 * (1 + 16));
+    EXPECT_EQ(die["cmd.program"], 16);  // multi-plane programs: one per wordline
+    EXPECT_EQ(die["cmd.read"], 16);     // outside-storage reads, multi-plane
+    EXPECT_EQ(die["cmd.erase"], 1);
+    // Data out: FC and ParaBit results per plane, and every operand per plane.
+    EXPECT_EQ(die["cmd.data_out"], 2 + 2 + 2 * 16);
+    const json& lat = die["latency.mws"];
+    EXPECT_EQ(lat["count"], 34);
+    EXPECT_LE(lat["min"].get<double>(), lat["p50"].get<double>());
+    EXPECT_LE(lat["p50"].get<double>(), lat["max"].get<double>());
+    uint64_t binned = 0;
+    for (const auto& b : lat["histogram"]["bins"]) binned += b[2].get<uint64_t>();
+    EXPECT_EQ(binned, 34u);
+    EXPECT_GT(die["energy"].get<double>(), 0.0);
+    EXPECT_GT(s["modules"]["nand.ch0"]["bus"]["utilisation"].get<double>(), 0.0);
+    EXPECT_EQ(s["modules"]["scenario"]["fc_wrong_bits"], 0);
+    EXPECT_EQ(s["modules"]["scenario"]["parabit_wrong_bits"], 0);
+    // Flash-Cosmos senses once where ParaBit senses 16 times.
+    EXPECT_GT(s["modules"]["scenario"]["parabit_time"].get<double>(),
+              5 * s["modules"]["scenario"]["fc_time"].get<double>());
+}
+
+// With the store on the flash the Willow part ends with a BMI query on the four systems, a
+// key-value session and atomic transfers; the lock table runs beside it; a summary closes.
+TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystemsAKeyValueSessionAndTransfers) {
+    auto d = scratch("out-bmi");
+    auto r = run_small(d);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("Flash-Cosmos BMI query"), std::string::npos) << r.out;
+    json s = json::parse(slurp(d + "/stats.json"));
+    const json& w = s["modules"]["scenario.willow"];
+    EXPECT_EQ(w["bmi_wrong"], 0);
+    // One sensing per piece for Flash-Cosmos, 30 for ParaBit, 30 page reads into the accelerator
+    // for ISP, 30 page reads to the host for OSP.
+    EXPECT_LT(w["bmi_flash_cosmos_us"].get<double>(), w["bmi_parabit_us"].get<double>());
+    EXPECT_LT(w["bmi_parabit_us"].get<double>(), w["bmi_isp_us"].get<double>());
+    EXPECT_LT(w["bmi_isp_us"].get<double>(), w["bmi_osp_us"].get<double>());
+    EXPECT_NE(r.out.find("Key-Value session"), std::string::npos) << r.out;
+    EXPECT_EQ(w["kv_wrong"], 0);
+    // On TLC flash a PUT programs pages (hundreds of us each), a GET only reads them.
+    EXPECT_GT(w["kv_put"].get<double>(), 700e3);
+    EXPECT_LT(w["kv_get"].get<double>(), w["kv_put"].get<double>());
+    // Eight transfers between accounts on two SPUs, one aborted. A COMMIT programs at least five
+    // pages one after another: the participant's PREPARE record, the coordinator's COMMITTED
+    // record, the participant's applied balance and freed record (while the coordinator applies
+    // its own on its channel), the coordinator's freed record.
+    EXPECT_NE(r.out.find("Atomic-Writes: 8 transfers committed"), std::string::npos) << r.out;
+    EXPECT_EQ(w["aw_wrong"], 0);
+    EXPECT_GT(w["aw_commit"].get<double>(), 5 * 700e3);
+    EXPECT_GT(w["aw_logwrite"].get<double>(), 700e3);  // the data into the log: one program
+    // The lock table over CCIX beside it: never a double grant; a device request is CCIX far
+    // atomics (hundreds of ns each), a host one mostly hits its own cache.
+    const json& l = s["modules"]["scenario.lock_table"];
+    EXPECT_EQ(l["double_grants"], 0);
+    EXPECT_GT(l["device_lock"].get<double>(), 3 * l["host_lock"].get<double>());
+    EXPECT_NE(r.out.find("Summary: flash ok, host program ok, Willow ok, lock table ok"),
+              std::string::npos)
+        << r.out;
+}
+
+// The same tour with Willow's queues served over CCIX (sw.willow_coherent_queues): every part
+// still right; the host rang no tail doorbell (a coherent queue counts one as refused) and the
+// bridge learnt of the entries from the request agent's snoops.
+TEST(PlatformOutputs, TheTourRunsOverCoherentQueues) {
+    auto d = scratch("out-coherent");
+    auto r = run_small(d, "--set sw.willow_coherent_queues=true");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("Summary: flash ok, host program ok, Willow ok, lock table ok"),
+              std::string::npos)
+        << r.out;
+    json s = json::parse(slurp(d + "/stats.json"));
+    const json& w = s["modules"]["scenario.willow"];
+    for (const char* k : {"wrong_bytes", "bmi_wrong", "kv_wrong", "aw_wrong"})
+        EXPECT_EQ(w[k], 0) << k;
+    const json& bridge = s["modules"]["device.ssd.bridge"];
+    EXPECT_GT(bridge["fetched"].get<double>(), 100);
+    EXPECT_EQ(bridge["bad_doorbells"], 0);
+    EXPECT_EQ(bridge["refused"], 0);
+    EXPECT_GE(s["modules"]["device.ra"]["snoops"].get<double>(),
+              bridge["fetched"].get<double>() / 2);
+}
+
+TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
+    auto d = scratch("out-vcd");
+    ASSERT_EQ(run_small(d, "--vcd").status, 0);
+    std::string v = slurp(d + "/waves.vcd");
+    EXPECT_NE(v.find("$timescale"), std::string::npos);
+    EXPECT_NE(v.find("1 ns"), std::string::npos);
+    ASSERT_NE(v.find("$enddefinitions"), std::string::npos);
+    // One busy flag per flash channel, per link direction and for the SSD's ring; one state per
+    // die.
+    std::regex var(R"(\$var wire\s+(\d+)\s+(\S+)\s+(\w+))");
+    std::map<std::string, std::string> ids;  // id -> name
+    int busy = 0, state = 0;
+    for (auto it = std::sregex_iterator(v.begin(), v.end(), var); it != std::sregex_iterator();
+         ++it) {
+        ids[(*it)[2]] = (*it)[3];
+        busy += (*it)[3] == "busy";
+        state += (*it)[3] == "state";
+    }
+    EXPECT_EQ(busy, 2 + 2 + 1);
+    EXPECT_EQ(state, 4);
+    // Value changes after the header: timestamps strictly increase, and busy rises and falls.
+    std::istringstream body(v.substr(v.find("$enddefinitions")));
+    std::string line;
+    long long last = -1;
+    int rises = 0, falls = 0, timestamps = 0;
+    while (std::getline(body, line)) {
+        if (line.size() > 1 && line[0] == '#') {
+            long long t = std::stoll(line.substr(1));
+            EXPECT_GT(t, last);
+            last = t, ++timestamps;
+        } else if (line.size() >= 2 && (line[0] == '0' || line[0] == '1') &&
+                   ids.count(line.substr(1)) && ids[line.substr(1)] == "busy") {
+            (line[0] == '1' ? rises : falls)++;
+        }
+    }
+    EXPECT_GT(timestamps, 10);
+    EXPECT_GT(rises, 0);
+    EXPECT_GE(falls, rises - 2);
+}
+
+TEST(PlatformOutputs, TraceIsChromeTraceEventsWithPairedFlows) {
+    auto d = scratch("out-trace");
+    ASSERT_EQ(run_small(d, "--trace").status, 0);
+    json t = json::parse(slurp(d + "/trace.json"));
+    EXPECT_EQ(t["displayTimeUnit"], "ns");
+    const json& ev = t["traceEvents"];
+    ASSERT_GT(ev.size(), 100u);
+    std::set<int> named_tracks, used_tracks;
+    std::map<uint64_t, int> starts, finishes;
+    size_t complete = 0;
+    for (const auto& e : ev) {
+        ASSERT_TRUE(e.contains("name") && e.contains("ph") && e.contains("pid") &&
+                    e.contains("tid"))
+            << e.dump();
+        const std::string ph = e["ph"];
+        if (ph == "M") {
+            if (e["name"] == "thread_name") named_tracks.insert(e["tid"].get<int>());
+            continue;
+        }
+        ASSERT_TRUE(e.contains("ts")) << e.dump();
+        used_tracks.insert(e["tid"].get<int>());
+        if (ph == "X") {
+            ++complete;
+            ASSERT_TRUE(e.contains("dur"));
+            EXPECT_GE(e["dur"].get<double>(), 0.0);
+        } else if (ph == "s") {
+            ++starts[e["id"].get<uint64_t>()];
+        } else if (ph == "f") {
+            ++finishes[e["id"].get<uint64_t>()];
+            EXPECT_EQ(e["bp"], "e");
+        } else {
+            ADD_FAILURE() << "unexpected phase " << ph;
+        }
+    }
+    EXPECT_GT(complete, 100u);
+    for (int tid : used_tracks)
+        EXPECT_TRUE(named_tracks.count(tid)) << "track " << tid << " has no name";
+    ASSERT_FALSE(starts.empty());
+    EXPECT_EQ(starts.size(), finishes.size());
+    for (const auto& [id, n] : starts) {
+        EXPECT_EQ(n, 1);
+        EXPECT_EQ(finishes[id], 1) << "flow " << id;
+    }
+}
+
+TEST(PlatformOutputs, SameSeedSameBytesOtherSeedOtherErrors) {
+    // SLC operands: the sensed bit errors depend on the seed.
+    const std::string slc = "--trace --set scenario.mode=slc --seed ";
+    auto a = scratch("out-det-a"), b = scratch("out-det-b"), c = scratch("out-det-c");
+    ASSERT_EQ(run_small(a, slc + "5").status, 0);
+    ASSERT_EQ(run_small(b, slc + "5").status, 0);
+    ASSERT_EQ(run_small(c, slc + "6").status, 0);
+    EXPECT_EQ(slurp(a + "/stats.json"), slurp(b + "/stats.json"));
+    EXPECT_EQ(slurp(a + "/trace.json"), slurp(b + "/trace.json"));
+    json sa = json::parse(slurp(a + "/stats.json")), sc = json::parse(slurp(c + "/stats.json"));
+    EXPECT_GT(sa["modules"]["nand.ch0.die0"]["bit_errors"].get<uint64_t>(), 0u);
+    EXPECT_NE(sa["modules"]["nand.ch0.die0"]["bit_errors"],
+              sc["modules"]["nand.ch0.die0"]["bit_errors"]);
+}
+
+TEST(PlatformOutputs, TimingOnlySaysSoAndKeepsTiming) {
+    auto f = scratch("out-func"), t = scratch("out-timing");
+    // The FTL needs the data: Willow stores in SSD memory in both runs.
+    ASSERT_EQ(run_small(f, "--set ssd.store.flash=false").status, 0);
+    auto r = run_small(t, "--set ssd.store.flash=false --set nand.functional=false");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("timing-only"), std::string::npos);
+    json sf = json::parse(slurp(f + "/stats.json")), st = json::parse(slurp(t + "/stats.json"));
+    EXPECT_EQ(st["functional"], false);
+    // Same commands, same times: only the data is missing.
+    EXPECT_EQ(sf["sim_time_ns"], st["sim_time_ns"]);
+    EXPECT_EQ(sf["modules"]["scenario"]["fc_time"], st["modules"]["scenario"]["fc_time"]);
+}

@@ -1,0 +1,120 @@
+// `canopy replay` (platform/replay): an MSR trace replayed through Base-IO and Direct-IO on the
+// whole platform with SPU-OS. The counts and bytes of what was replayed are checked against the
+// trace file read here independently; latencies against what one request can cost; bad input
+// (a malformed line, an unknown path, too many threads) exits with status 2 naming it.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "../canopy_process.hpp"
+
+namespace canopy::platform {
+namespace {
+
+using canopy_test::run_canopy;
+using canopy_test::scratch;
+using canopy_test::slurp;
+using canopy_test::source;
+using nlohmann::json;
+
+#ifdef CANOPY_FIRMWARE_DIR
+// Reads and writes (count, bytes) of the first `n` requests of an MSR file, by hand.
+struct Mix {
+    uint64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;
+};
+Mix first_requests(const std::string& path, size_t n) {
+    Mix m;
+    std::ifstream f(path);
+    std::string line;
+    size_t seen = 0;
+    while (seen < n && std::getline(f, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::vector<std::string> fields;
+        std::stringstream ss(line);
+        for (std::string x; std::getline(ss, x, ',');) fields.push_back(x);
+        const uint64_t size = std::stoull(fields.at(5));
+        if (fields.at(3) == "Write")
+            ++m.writes, m.write_bytes += size;
+        else
+            ++m.reads, m.read_bytes += size;
+        ++seen;
+    }
+    return m;
+}
+
+// Returns replay.json.
+json expect_replayed(const std::string& path_arg, const std::string& file, size_t n) {
+    const std::string d = scratch("replay-" + path_arg);
+    const auto r = run_canopy("replay --trace " + source(file) + " --path " + path_arg + " --max " +
+                                  std::to_string(n) + " --quiet --out " + d,
+                              d);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    if (r.status != 0) return json();
+    const json j = json::parse(slurp(d + "/replay.json"));
+    const Mix m = first_requests(source(file), n);
+    EXPECT_EQ(j["requests"], n);
+    EXPECT_EQ(j["read"]["requests"], m.reads);
+    EXPECT_EQ(j["write"]["requests"], m.writes);
+    EXPECT_EQ(j["read"]["bytes"], m.read_bytes);
+    EXPECT_EQ(j["write"]["bytes"], m.write_bytes);
+    for (const char* dir : {"read", "write"}) {
+        const json& lat = j[dir]["latency_us"];
+        // At least a trip over PCIe and the ring to an SPU and back (several us), ordered.
+        EXPECT_GT(lat["p50"].get<double>(), 5.0) << dir;
+        EXPECT_LE(lat["p50"].get<double>(), lat["p95"].get<double>()) << dir;
+        EXPECT_LE(lat["p95"].get<double>(), lat["max"].get<double>()) << dir;
+        EXPECT_GT(j[dir]["iops"].get<double>(), 0.0);
+    }
+    const double span_s = j["span_ns"].get<double>() * 1e-9;
+    EXPECT_NEAR(j["read"]["iops"].get<double>() * span_s, double(m.reads), 1e-6 * m.reads + 1e-9);
+    EXPECT_NE(r.out.find("through " + path_arg), std::string::npos) << r.out;
+    // Willow stores on the flash through the FTL: a fresh array far from full needs no GC, so
+    // every page write programs exactly one page.
+    const json& wa = j["write_amplification"];
+    EXPECT_TRUE(wa.is_object()) << r.out;
+    if (!wa.is_object()) return j;
+    EXPECT_GE(wa["host_page_writes"].get<uint64_t>(), m.writes);
+    EXPECT_EQ(wa["flash_programs"], wa["host_page_writes"]);
+    EXPECT_EQ(j["gc"]["victims"], 0);
+    EXPECT_EQ(j["gc"]["erases"], 0);
+    return j;
+}
+
+TEST(PlatformReplay, BaseIoReplaysTheTracesRequests) {
+    const json j = expect_replayed("base-io", "traces/block/random_4k.csv", 80);
+    // Aligned 4 KiB writes each land inside one 8 KiB stripe unit, half a 16 KiB flash page:
+    // one page programmed (read-modify-write) per write, 4 bytes programmed per byte written.
+    const Mix m = first_requests(source("traces/block/random_4k.csv"), 80);
+    EXPECT_EQ(j["write_amplification"]["host_page_writes"], m.writes);
+    EXPECT_DOUBLE_EQ(j["write_amplification"]["per_byte"].get<double>(), 4.0);
+}
+
+TEST(PlatformReplay, DirectIoReplaysTheTracesRequests) {
+    expect_replayed("direct-io", "traces/block/mixed_sizes.csv", 60);
+}
+#endif
+
+TEST(PlatformReplay, BadInputExitsWithTwoNamingIt) {
+    const std::string d = scratch("replay-bad");
+    {
+        std::ofstream f(d + "/bad.csv");
+        f << "128166372003061629,usr,0,Read,4096,4096,100\n"
+          << "128166372003061630,usr,0,Erase,4096,4096,100\n";
+    }
+    auto r = run_canopy("replay --trace " + d + "/bad.csv --out " + d, d);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("bad.csv: line 2"), std::string::npos) << r.err;
+    r = run_canopy(
+        "replay --trace " + source("traces/block/random_4k.csv") + " --path nvme --out " + d, d);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--path nvme"), std::string::npos) << r.err;
+    r = run_canopy(
+        "replay --trace " + source("traces/block/random_4k.csv") + " --threads 9 --out " + d, d);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--threads 9"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace canopy::platform
