@@ -1,10 +1,12 @@
 // The `canopy` command: run the platform, replay NAND command scripts, run experiments, show
 // the configuration. Input errors print one line naming the input and exit with status 2.
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <systemc>
 
 #include "app/iss.hpp"
@@ -21,6 +23,36 @@ namespace po = boost::program_options;
 using namespace canopy;
 
 namespace {
+
+// A whole-number option: digits only. Boost reads "-1" into an unsigned as 2^64-1; this refuses
+// a sign, a fraction or a value past the type's range before anything runs.
+template <class T>
+struct Whole {
+    T value;
+};
+
+template <class T>
+void validate(boost::any& v, const std::vector<std::string>& values, Whole<T>*, int) {
+    po::validators::check_first_occurrence(v);
+    const std::string& s = po::validators::get_single_string(values);
+    T x{};
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size())
+        throw po::invalid_option_value(s);
+    v = Whole<T>{x};
+}
+
+// The value of a Whole option, if given, checked against [min, max].
+template <class T>
+std::optional<T> whole(const po::variables_map& vm, const std::string& cmd, const char* name, T min,
+                       T max) {
+    if (!vm.count(name)) return std::nullopt;
+    const T v = vm[name].as<Whole<T>>().value;
+    if (v < min || v > max)
+        throw InputError("canopy " + cmd, "option --" + std::string(name) + " " + std::to_string(v),
+                         "out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return v;
+}
 
 // SystemC prints its banner when the kernel starts, before sc_main; a static initialiser runs
 // earlier still.
@@ -63,7 +95,7 @@ void add_output_options(po::options_description& d, app::RunOptions& o,
 void add_run_options(po::options_description& d, app::RunOptions& o,
                      const char* trace_flag = "trace") {
     add_config_options(d, o);
-    d.add_options()("seed", po::value<uint64_t>(),
+    d.add_options()("seed", po::value<Whole<uint64_t>>(),
                     "seed of all random streams (overrides sim.seed)");
     add_output_options(d, o, trace_flag);
 }
@@ -79,6 +111,9 @@ po::variables_map parse(const std::string& cmd, const std::vector<std::string>& 
         if (pos) p.positional(*pos);
         po::store(p.run(), vm);
         po::notify(vm);
+    } catch (const po::invalid_option_value& e) {
+        throw InputError("canopy " + cmd, "option --" + e.get_option_name(),
+                         std::string(e.what()) + "; expected a whole number (digits only)");
     } catch (const po::unknown_option& e) {
         std::vector<std::string> names;
         for (const auto& o : desc.options()) names.push_back("--" + o->long_name());
@@ -112,7 +147,7 @@ int cmd_run(const std::string& cmd, const std::vector<std::string>& args) {
     po::positional_options_description pos;
     pos.add("script", 1);
     auto vm = parse(cmd, args, d, cmd == "flash" ? &pos : nullptr);
-    if (vm.count("seed")) o.seed = vm["seed"].as<uint64_t>();
+    o.seed = whole<uint64_t>(vm, cmd, "seed", 0, UINT64_MAX);
     return app::run_session(o);
 }
 
@@ -124,10 +159,10 @@ int cmd_replay(const std::vector<std::string>& args) {
     d.add_options()("trace", po::value(&o.trace)->required(), "the trace file")(
         "path", po::value(&o.path)->default_value("base-io"),
         "base-io (the kernel's block device) or direct-io (libDirectIO on one file)")(
-        "threads", po::value(&o.threads)->default_value(2),
-        "host programs replaying, each one request at a time")(
-        "disk", po::value<uint32_t>(), "keep only this DiskNumber's requests")(
-        "max", po::value<size_t>(), "replay at most this many requests")(
+        "threads", po::value<Whole<uint32_t>>(),
+        "host programs replaying, each one request at a time (default 2)")(
+        "disk", po::value<Whole<uint32_t>>(), "keep only this DiskNumber's requests")(
+        "max", po::value<Whole<uint64_t>>(), "replay at most this many requests")(
         "timed", po::bool_switch(&o.timed),
         "issue each request no earlier than its timestamp (default: as fast as they complete)");
     add_run_options(d, o.run, "trace-json");
@@ -136,9 +171,10 @@ int cmd_replay(const std::vector<std::string>& args) {
     po::positional_options_description pos;
     pos.add("trace", 1);
     auto vm = parse("replay", args, d, &pos);
-    if (vm.count("seed")) o.run.seed = vm["seed"].as<uint64_t>();
-    if (vm.count("disk")) o.disk = vm["disk"].as<uint32_t>();
-    if (vm.count("max")) o.max_requests = vm["max"].as<size_t>();
+    o.run.seed = whole<uint64_t>(vm, "replay", "seed", 0, UINT64_MAX);
+    o.threads = whole<uint32_t>(vm, "replay", "threads", 1, UINT32_MAX).value_or(2);
+    o.disk = whole<uint32_t>(vm, "replay", "disk", 0, UINT32_MAX);
+    o.max_requests = whole<uint64_t>(vm, "replay", "max", 0, UINT64_MAX);
     return app::run_replay(o);
 }
 
@@ -182,9 +218,10 @@ int cmd_iss(const std::vector<std::string>& args) {
         "canopy iss --elf FILE [options]: run an RV32 program on an SPU core");
     d.add_options()("elf", po::value(&o.elf)->required(),
                     "the program: an RV32 executable (ELF32, EM_RISCV)")(
-        "max-instructions", po::value<uint64_t>(),
+        "max-instructions", po::value<Whole<uint64_t>>(),
         "stop after N instructions, exit status 3 (overrides iss.max_instructions)")(
-        "gdb", po::value<uint32_t>(), "serve GDB on TCP PORT (0: any free port) before running");
+        "gdb", po::value<Whole<uint32_t>>(),
+        "serve GDB on TCP PORT (0: any free port) before running");
     add_config_options(d, o.run);
     add_output_options(d, o.run);
     d.add_options()("help", "this help");
@@ -192,14 +229,8 @@ int cmd_iss(const std::vector<std::string>& args) {
     po::positional_options_description pos;
     pos.add("elf", 1);
     auto vm = parse("iss", args, d, &pos);
-    if (vm.count("max-instructions")) o.max_instructions = vm["max-instructions"].as<uint64_t>();
-    if (vm.count("gdb")) {
-        const uint32_t port = vm["gdb"].as<uint32_t>();
-        if (port > 65535)
-            throw InputError("canopy iss", "option --gdb " + std::to_string(port),
-                             "a TCP port is 0..65535");
-        o.gdb_port = uint16_t(port);
-    }
+    o.max_instructions = whole<uint64_t>(vm, "iss", "max-instructions", 0, UINT64_MAX);
+    if (auto port = whole<uint32_t>(vm, "iss", "gdb", 0, 65535)) o.gdb_port = uint16_t(*port);
     return app::run_iss(o);
 }
 

@@ -31,7 +31,7 @@ int run_replay(const ReplayOptions& opt) {
     if (opt.run.seed) overrides.push_back("sim.seed=" + std::to_string(*opt.run.seed));
     auto params = platform::load_config(cfg, opt.run.config_file, overrides);
     cfg.scenario.host_program = "none";
-    if (opt.threads == 0 || opt.threads + 1 > cfg.host.cores)
+    if (opt.threads == 0 || opt.threads >= cfg.host.cores)
         throw InputError("canopy replay", "--threads " + std::to_string(opt.threads),
                          "needs 1 to " + std::to_string(cfg.host.cores - 1) +
                              " threads: host.core" + std::to_string(BlockReplay::kKernelCore) +

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "core/sim_time.hpp"
+#include "core/user_files.hpp"
 #include "platform/platform.hpp"
 #include "scenarios/flash_cosmos_demo.hpp"
 #include "scenarios/flash_script.hpp"
@@ -23,9 +24,7 @@ using namespace scenarios;
 
 SessionOutputs::SessionOutputs(const RunOptions& opt, core::Services& services)
     : opt_(opt), services_(services) {
-    std::error_code ec;
-    std::filesystem::create_directories(opt.out_dir, ec);
-    if (ec) throw InputError("--out", opt.out_dir, "cannot create the directory: " + ec.message());
+    core::prepare_output_dir(opt.out_dir);  // before anything is simulated
     if (opt.vcd) services.waves.open(opt.out_dir + "/waves.vcd");
     if (opt.trace) services.trace.open(opt.out_dir + "/trace.json");
 }

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "core/user_files.hpp"
 #include "experiments/report.hpp"
 
 namespace canopy::experiments {
@@ -73,9 +74,7 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
     run_options.machine = e->machine;
     std::vector<core::ParamInfo> config;  // what the machines start from, for NAME.config.json
     run_options.platform({}, &config);    // checked up front
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) throw InputError("--out", out_dir, "cannot create the directory: " + ec.message());
+    core::prepare_output_dir(out_dir);
     run_options.out_dir = out_dir;
     std::vector<ExpRow> rows = e->run(run_options);
     os << e->name << ": " << e->description << "\n";

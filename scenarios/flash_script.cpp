@@ -3,8 +3,10 @@
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/user_files.hpp"
 #include "nand/address.hpp"
 #include "nand/sequence.hpp"
 
@@ -16,6 +18,11 @@ namespace {
 
 using nand::CellMode;
 using nand::PageAddress;
+
+// Far above any real script (a program line with a whole page of hex for four planes is under
+// 200 KB), low enough that a wrong file is refused at once.
+constexpr uint64_t kMaxScriptBytes = 64 * core::kMiB;
+constexpr size_t kMaxLineBytes = 1 << 20;
 
 const std::vector<std::string> kCommands = {
     "program", "read",  "cache-read",  "cache-read-end", "erase", "mws",  "xor",        "dout",
@@ -86,6 +93,9 @@ class LineParser {
         if (kind == "hex") {
             d.kind = DataSpec::Hex;
             if (arg.empty() || arg.size() % 2) fail("data=hex: needs an even number of hex digits");
+            if (arg.size() / 2 > g_.page_total_bytes())
+                fail("data=hex: " + std::to_string(arg.size() / 2) + " bytes, more than a page (" +
+                     std::to_string(g_.page_total_bytes()) + ")");
             for (size_t i = 0; i < arg.size(); i += 2)
                 d.bytes.push_back(uint8_t(number("0x" + arg.substr(i, 2), "hex byte")));
         } else if (kind == "random") {
@@ -107,12 +117,13 @@ class LineParser {
             d.kind = DataSpec::File;
             std::string path =
                 !arg.empty() && arg[0] != '/' && !dir_.empty() ? dir_ + "/" + arg : arg;
-            std::ifstream f(path, std::ios::binary);
-            if (!f) fail("data file '" + path + "' cannot be read");
-            d.bytes.assign(std::istreambuf_iterator<char>(f), {});
-            if (d.bytes.size() > g_.page_total_bytes())
-                fail("data file '" + path + "' has " + std::to_string(d.bytes.size()) +
-                     " bytes, more than a page (" + std::to_string(g_.page_total_bytes()) + ")");
+            std::string bytes;
+            try {
+                bytes = core::read_input_file(path, g_.page_total_bytes(), "a page's data");
+            } catch (const InputError& e) {  // said at the script's line
+                fail(std::string("data file ") + e.what());
+            }
+            d.bytes.assign(bytes.begin(), bytes.end());
         } else {
             fail("data='" + t +
                  "': expected hex:BYTES, random:SEED[:DENSITY], fill:XX or file:PATH");
@@ -144,6 +155,9 @@ class LineParser {
         const std::string& c = tok[at];
         auto need = [&](size_t n, const char* usage) {
             if (tok.size() < at + 1 + n) fail(c + ": usage: " + usage);
+        };
+        auto no_more = [&](size_t n) {  // a command of n arguments
+            if (tok.size() > at + 1 + n) fail(c + ": unexpected '" + tok[at + 1 + n] + "'");
         };
         auto set_die = [&](const PageAddress& a) { o.channel = a.channel; };
         nand::CommandExt& x = o.cmd;
@@ -188,6 +202,7 @@ class LineParser {
             where = nand::to_string(planes[0]);
         } else if (c == "cache-read") {
             need(1, "cache-read ADDR");
+            no_more(1);
             auto a = address(tok[at + 1], 5);
             nand::seq::cache_read(x, rc_, a);
             set_die(a), where = nand::to_string(a);
@@ -228,6 +243,7 @@ class LineParser {
             set_die(a), where = tok[at + 1];
         } else if (c == "xor") {
             need(1, "xor chC.dieD.planeP");
+            no_more(1);
             auto a = address(tok[at + 1], 3);
             nand::seq::xor_latches(x, rc_, a.die, a.plane);
             set_die(a), where = tok[at + 1];
@@ -250,6 +266,7 @@ class LineParser {
             set_die(a), where = tok[at + 1];
         } else if (c == "status" || c == "reset" || c == "cache-read-end") {
             need(1, (c + " chC.dieD").c_str());
+            no_more(1);
             auto a = address(tok[at + 1], 2);
             if (c == "status")
                 nand::seq::read_status(x, a.die);
@@ -274,6 +291,7 @@ class LineParser {
                 o.data_in.push_back(d);
                 nand::seq::set_features(x, a.die, fa);
             } else {
+                no_more(2);
                 nand::seq::get_features(x, a.die, fa);
             }
             set_die(a), where = tok[at + 1];
@@ -329,6 +347,10 @@ std::vector<FlashOp> parse_flash_script_text(const std::string& text, const std:
     int line = 0;
     while (std::getline(in, raw)) {
         ++line;
+        if (raw.size() > kMaxLineBytes)
+            throw InputError(
+                name, "line " + std::to_string(line),
+                "longer than " + std::to_string(kMaxLineBytes) + " characters; no command is");
         if (auto hash = raw.find('#'); hash != std::string::npos) raw.resize(hash);
         std::stringstream ls(raw);
         std::vector<std::string> tok;
@@ -341,11 +363,14 @@ std::vector<FlashOp> parse_flash_script_text(const std::string& text, const std:
             if (tok.size() > 1) p.fail("sync takes no arguments");
             o.kind = FlashOp::Sync;
             o.label = "sync";
-        } else if (tok[0] == "expect-fail") {
-            o.expect_fail = true;
-            p.op(tok, 1, o);
         } else {
-            p.op(tok, 0, o);
+            o.expect_fail = tok[0] == "expect-fail";
+            try {
+                p.op(tok, o.expect_fail ? 1 : 0, o);
+            } catch (const std::length_error& e) {  // more operands than one sequence holds
+                p.fail(tok[o.expect_fail ? 1 : 0] +
+                       ": too many operands for one command: " + e.what());
+            }
         }
         ops.push_back(std::move(o));
     }
@@ -353,12 +378,9 @@ std::vector<FlashOp> parse_flash_script_text(const std::string& text, const std:
 }
 
 std::vector<FlashOp> parse_flash_script(const std::string& path, const nand::Geometry& g) {
-    std::ifstream f(path);
-    if (!f) throw InputError(path, "", "cannot read the script");
-    std::stringstream ss;
-    ss << f.rdbuf();
+    const std::string text = core::read_input_file(path, kMaxScriptBytes, "a command script");
     auto slash = path.rfind('/');
-    return parse_flash_script_text(ss.str(), path,
+    return parse_flash_script_text(text, path,
                                    slash == std::string::npos ? "." : path.substr(0, slash), g);
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/user_files.hpp"
 
 namespace canopy::core {
 
@@ -29,14 +30,27 @@ class Flattener : public nlohmann::json_sax<nlohmann::json> {
     bool null() override {
         throw InputError(path_, place(), "null is not a value; leave the key out for its default");
     }
-    bool boolean(bool v) override { return value(v ? "true" : "false"); }
-    bool number_integer(number_integer_t v) override { return value(std::to_string(v)); }
-    bool number_unsigned(number_unsigned_t v) override { return value(std::to_string(v)); }
-    bool number_float(number_float_t, const string_t& text) override { return value(text); }
-    bool string(string_t& v) override { return value(v); }
-    bool binary(binary_t&) override { return value(""); }  // not produced by the text parser
+    using Kind = ConfigSource::Kind;
+    bool boolean(bool v) override { return value(v ? "true" : "false", Kind::Bool); }
+    bool number_integer(number_integer_t v) override {
+        return value(std::to_string(v), Kind::Number);
+    }
+    bool number_unsigned(number_unsigned_t v) override {
+        return value(std::to_string(v), Kind::Number);
+    }
+    bool number_float(number_float_t, const string_t& text) override {
+        return value(text, Kind::Number);
+    }
+    bool string(string_t& v) override { return value(v, Kind::String); }
+    bool binary(binary_t&) override { return value("", Kind::String); }  // not from text
 
     bool start_object(std::size_t) override {
+        // Each level keeps its whole dotted key: bounded depth keeps that memory linear.
+        if (depth_ > ConfigSource::kMaxDepth)
+            throw InputError(path_, place(),
+                             "objects nested deeper than " +
+                                 std::to_string(ConfigSource::kMaxDepth) +
+                                 " levels; no config key is that deep");
         if (depth_++ > 0) prefixes_.push_back(full_key());
         return true;
     }
@@ -79,12 +93,12 @@ class Flattener : public nlohmann::json_sax<nlohmann::json> {
         return prefixes_.empty() ? key_ : prefixes_.back() + "." + key_;
     }
     std::string place() const { return depth_ == 0 ? "top level" : "key " + full_key(); }
-    bool value(const std::string& text) {
+    bool value(const std::string& text, Kind kind) {
         if (depth_ == 0) throw InputError(path_, "top level", "expected a JSON object");
         std::string key = full_key();
         // Also catches one key written both nested and dotted: {"a": {"b": 1}, "a.b": 2}.
         if (out_.find(key)) throw InputError(path_, "key " + key, "given more than once");
-        out_.set(key, text, path_);
+        out_.set(key, text, path_, kind);
         return true;
     }
 
@@ -99,17 +113,11 @@ class Flattener : public nlohmann::json_sax<nlohmann::json> {
 }  // namespace
 
 void ConfigSource::load_file(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw InputError(path, "", "is a directory, not a config file");
-    errno = 0;
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        throw InputError(path, "",
-                         std::string("cannot open for reading") +
-                             (errno ? std::string(": ") + std::strerror(errno) : std::string()));
-    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (f.bad()) throw InputError(path, "", "cannot read the file");
+    const std::string text = read_input_file(path, kMaxFileBytes, "a config file");
+    // The JSON reader takes a NUL for the end of its input: the rest would pass unread.
+    if (auto nul = text.find('\0'); nul != std::string::npos)
+        throw InputError(path, "byte " + std::to_string(nul),
+                         "a NUL byte; a config file is JSON text");
     // Parse into a scratch source so that a bad file leaves this one untouched.
     ConfigSource parsed;
     Flattener flattener(path, text, parsed);
@@ -124,9 +132,9 @@ void ConfigSource::set(const std::string& assignment) {
     set(assignment.substr(0, eq), assignment.substr(eq + 1), "--set");
 }
 
-void ConfigSource::set(const std::string& key, const std::string& value,
-                       const std::string& origin) {
-    values_[key] = Value{value, origin, false};
+void ConfigSource::set(const std::string& key, const std::string& value, const std::string& origin,
+                       Kind kind) {
+    values_[key] = Value{value, origin, false, kind};
 }
 
 const ConfigSource::Value* ConfigSource::find(const std::string& key) const {
@@ -169,6 +177,20 @@ static std::string to_text(uint32_t v) { return std::to_string(v); }
 static std::string to_text(bool v) { return v ? "true" : "false"; }
 static std::string to_text(const std::string& v) { return v; }
 
+// A JSON file's value must have the parameter's JSON type: "7" is not a number, 1 not true. An
+// integer may be a string of hex digits ("0x80000000"), since JSON has no hex numbers.
+static std::string kind_problem(const ConfigSource::Value& v, const std::string& type) {
+    using Kind = ConfigSource::Kind;
+    const bool numeric = type == "number" || type == "integer";
+    if (v.kind == Kind::Text) return {};
+    if (numeric && v.kind == Kind::String && !(type == "integer" && v.text.rfind("0x", 0) == 0))
+        return std::string(type == "integer" ? "expected an integer" : "expected a number") +
+               ", not a string";
+    if (type == "bool" && v.kind != Kind::Bool) return "expected true or false";
+    if (!numeric && type != "bool" && v.kind != Kind::String) return "expected a string";
+    return {};
+}
+
 template <class T, class Parse>
 Params& Params::bind(const std::string& key, T& field, const char* type, const char* unit,
                      const char* desc, Parse parse) {
@@ -176,7 +198,8 @@ Params& Params::bind(const std::string& key, T& field, const char* type, const c
     if (source_) {
         if (const auto* v = source_->find(info.key)) {
             source_->mark_used(info.key);
-            std::string problem = parse(v->text, field);
+            std::string problem = kind_problem(*v, info.type);
+            if (problem.empty()) problem = parse(v->text, field);
             if (!problem.empty())
                 throw InputError(v->origin, "key " + info.key, problem + ", got '" + v->text + "'");
             info.origin = v->origin;

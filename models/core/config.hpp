@@ -16,17 +16,27 @@ namespace canopy::core {
 // The raw values a user gave: flattened dotted keys with the place each came from.
 class ConfigSource {
   public:
+    // What the value was written as: JSON's own types, or text (--set) that each parameter
+    // parses as its type.
+    enum class Kind : uint8_t { Text, Number, Bool, String };
     struct Value {
         std::string text;
         std::string origin;         // "cfg.json" or "--set"
         mutable bool used = false;  // set by binding, which sees the source as const
+        Kind kind = Kind::Text;
     };
+
+    // Bounds of a config file: far above any real one (the whole dump is ~20 KB, 5 levels), so
+    // that a hostile file costs little memory and time before it is refused.
+    static constexpr uint64_t kMaxFileBytes = 4 << 20;
+    static constexpr int kMaxDepth = 16;
 
     // Reads a JSON object; nested objects become dotted keys. Throws InputError.
     void load_file(const std::string& path);
     // Parses "key=value" (from --set). Throws InputError.
     void set(const std::string& assignment);
-    void set(const std::string& key, const std::string& value, const std::string& origin);
+    void set(const std::string& key, const std::string& value, const std::string& origin,
+             Kind kind = Kind::Text);
 
     const Value* find(const std::string& key) const;
     void mark_used(const std::string& key) const;

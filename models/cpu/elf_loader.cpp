@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/user_files.hpp"
 
 namespace canopy::cpu {
 
@@ -67,18 +68,12 @@ std::string type_name(unsigned t) {
     throw InputError(file, place, why);
 }
 
+// Far above any SPU program (IMEM and DMEM hold 104 KiB, the ISS's RAM 64 MiB by default).
+constexpr uint64_t kMaxElfBytes = 256 * core::kMiB;
+
 std::vector<uint8_t> read_file(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) fail(path, "", "cannot read: it is a directory");
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-    if (!f) fail(path, "", std::string("cannot open: ") + std::strerror(errno));
-    std::vector<uint8_t> bytes;
-    uint8_t buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0)
-        bytes.insert(bytes.end(), buf, buf + n);
-    if (std::ferror(f.get())) fail(path, "", std::string("cannot read: ") + std::strerror(errno));
-    return bytes;
+    const std::string text = core::read_input_file(path, kMaxElfBytes, "an ELF executable");
+    return std::vector<uint8_t>(text.begin(), text.end());
 }
 
 struct ElfCloser {

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/user_files.hpp"
 
 namespace canopy::sw {
 
@@ -79,6 +80,28 @@ uint64_t BlockTrace::span_bytes() const {
     return s;
 }
 
+namespace {
+
+// An MSR line is about 60 characters; a file with no line end in sight (a binary, /dev/zero)
+// is refused at this length instead of read into memory whole.
+constexpr size_t kMaxLineBytes = 4096;
+
+// The next line (without its '\n') into `raw`; false at the end of the input.
+bool read_line(std::istream& in, std::string& raw, const std::string& source, uint32_t line) {
+    raw.clear();
+    for (int c; (c = in.get()) != std::char_traits<char>::eof();) {
+        if (c == '\n') return true;
+        if (raw.size() == kMaxLineBytes)
+            throw InputError(source, "line " + std::to_string(line),
+                             "longer than " + std::to_string(kMaxLineBytes) +
+                                 " characters; not an MSR trace line");
+        raw.push_back(char(c));
+    }
+    return !raw.empty();
+}
+
+}  // namespace
+
 BlockTrace parse_msr_trace(std::istream& in, const std::string& source, const MsrOptions& opt) {
     BlockTrace t;
     t.source = source;
@@ -88,7 +111,8 @@ BlockTrace parse_msr_trace(std::istream& in, const std::string& source, const Ms
     std::optional<uint64_t> first_ts, last_ts;
     uint32_t last_ts_line = 0;
     std::set<uint32_t> disks_seen;  // for the message when the disk filter keeps nothing
-    while (!(opt.max_requests && t.requests.size() >= *opt.max_requests) && std::getline(in, raw)) {
+    while (!(opt.max_requests && t.requests.size() >= *opt.max_requests) &&
+           read_line(in, raw, source, line + 1)) {
         ++line;
         boost::algorithm::trim(raw);  // also drops the '\r' of CRLF files
         if (raw.empty() || raw[0] == '#') continue;
@@ -155,6 +179,7 @@ BlockTrace parse_msr_trace(std::istream& in, const std::string& source, const Ms
 }
 
 BlockTrace read_msr_trace(const std::string& path, const MsrOptions& opt) {
+    core::check_input_file(path, "a block trace");
     std::ifstream f(path);
     if (!f) throw InputError(path, "", "cannot read the trace");
     return parse_msr_trace(f, path, opt);

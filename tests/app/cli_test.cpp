@@ -127,5 +127,5 @@ TEST(PlatformCli, ExperimentCatalogue) {
 TEST(PlatformCli, FlashNeedsAScript) {
     auto d = scratch("cli-flash");
     expect_input_error(run_canopy("flash", d), {"script"});
-    expect_input_error(run_canopy("flash " + d + "/none.fcs", d), {"none.fcs", "cannot read"});
+    expect_input_error(run_canopy("flash " + d + "/none.fcs", d), {"none.fcs", "cannot open for reading"});
 }

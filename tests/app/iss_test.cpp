@@ -180,7 +180,7 @@ TEST(PlatformIss, BadOptionsAndConfig) {
     expect_input_error(iss("", d), {"canopy iss", "elf"});
     expect_input_error(iss("--elf x.elf --max-instrutions 5", d),
                        {"--max-instrutions", "did you mean '--max-instructions'"});
-    expect_input_error(iss("--elf x.elf --gdb 70000", d), {"--gdb 70000", "0..65535"});
+    expect_input_error(iss("--elf x.elf --gdb 70000", d), {"--gdb 70000", "out of range [0, 65535]"});
     expect_input_error(iss("--elf x.elf --gdb port", d), {"gdb"});
     expect_input_error(iss("--elf x.elf --set iss.core.clok_mhz=100", d),
                        {"iss.core.clok_mhz", "did you mean 'iss.core.clock_mhz'"});

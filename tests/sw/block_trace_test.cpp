@@ -143,7 +143,7 @@ TEST(MsrTrace, EmptyTracesAndUnreadableFilesAreErrors) {
         ADD_FAILURE() << "no error";
     } catch (const InputError& e) {
         EXPECT_EQ(e.input(), "/nonexistent/trace.csv");
-        EXPECT_NE(e.message().find("cannot read"), std::string::npos);
+        EXPECT_NE(e.message().find("cannot open for reading"), std::string::npos);
     }
 }
 
