@@ -68,8 +68,10 @@ std::string type_name(unsigned t) {
     throw InputError(file, place, why);
 }
 
-// Far above any SPU program (IMEM and DMEM hold 104 KiB, the ISS's RAM 64 MiB by default).
-constexpr uint64_t kMaxElfBytes = 256 * core::kMiB;
+// Far above any SPU program (IMEM and DMEM hold 104 KiB, the ISS's RAM 64 MiB by default) and
+// above a host binary given by mistake (a sanitizer build of canopy is ~350 MiB), which the ELF
+// checks then name.
+constexpr uint64_t kMaxElfBytes = 1024 * core::kMiB;
 
 std::vector<uint8_t> read_file(const std::string& path) {
     const std::string text = core::read_input_file(path, kMaxElfBytes, "an ELF executable");
