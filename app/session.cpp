@@ -1,7 +1,6 @@
 #include "app/session.hpp"
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 

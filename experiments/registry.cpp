@@ -1,7 +1,6 @@
 #include "experiments/registry.hpp"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "core/error.hpp"
 #include "core/user_files.hpp"

@@ -1,7 +1,6 @@
 #include "scenarios/flash_script.hpp"
 
 #include <charconv>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 

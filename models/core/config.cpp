@@ -1,14 +1,9 @@
 #include "core/config.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
