@@ -57,30 +57,57 @@ int run_iss(const IssOptions& opt) {
     const uint64_t n = iss.cpu.instret();
     const char* end = "idle";
     int status = kIssIdleStatus;
-    switch (iss.end()) {
-        case IssEnd::Exit:
-        case IssEnd::ToHost:
-            end = iss.end() == IssEnd::Exit ? "exit" : "tohost";
-            status = iss.exit_code() > 255 ? 255 : int(iss.exit_code());
-            if (!opt.run.quiet)
-                std::cout << "canopy iss: " << opt.elf << ": exit code " << iss.exit_code()
-                          << (iss.end() == IssEnd::ToHost ? " (tohost)" : "") << " after " << n
-                          << " instructions\n";
-            break;
-        case IssEnd::InstructionLimit:
-            end = "instruction-limit";
-            status = kIssLimitStatus;
-            std::cerr << "canopy iss: " << opt.elf << ": instruction limit reached: " << n
-                      << " instructions retired, pc " << hex(iss.cpu.pc())
-                      << "; the program did not finish\n";
-            break;
-        case IssEnd::Running:
-            std::cerr << "canopy iss: " << opt.elf << ": the core went idle at pc "
-                      << hex(iss.cpu.pc()) << " after " << n
-                      << " instructions (a wfi nothing wakes, or a stop nobody resumes); the "
-                         "program did not finish\n";
-            break;
-    }
+    if (debugger && debugger->killed()) {
+        end = "killed";
+        std::cerr << "canopy iss: " << opt.elf << ": killed by the debugger at pc "
+                  << hex(iss.cpu.pc()) << " after " << n << " instructions\n";
+    } else
+        switch (iss.end()) {
+            case IssEnd::Exit:
+            case IssEnd::ToHost:
+                end = iss.end() == IssEnd::Exit ? "exit" : "tohost";
+                status = iss.exit_code() > 255 ? 255 : int(iss.exit_code());
+                if (!opt.run.quiet)
+                    std::cout << "canopy iss: " << opt.elf << ": exit code " << iss.exit_code()
+                              << (iss.end() == IssEnd::ToHost ? " (tohost)" : "") << " after " << n
+                              << " instructions\n";
+                break;
+            case IssEnd::InstructionLimit:
+                end = "instruction-limit";
+                status = kIssLimitStatus;
+                std::cerr << "canopy iss: " << opt.elf << ": instruction limit reached: " << n
+                          << " instructions retired and " << iss.cpu.trap_entries()
+                          << " traps taken, pc " << hex(iss.cpu.pc());
+                if (iss.cpu.trap_entries())  // a trap loop shows here
+                    std::cerr << ", last trap mcause " << hex(iss.cpu.csr(0x342)) << " at mepc "
+                              << hex(iss.cpu.csr(0x341));
+                std::cerr << "; the program did not finish\n";
+                break;
+            case IssEnd::TrapLoop: {
+                end = "trap-loop";
+                status = kIssTrapLoopStatus;
+                auto said = [](const IssHarness::Trap& t) {
+                    return std::string(cpu::trap_name(t.mcause)) + " at pc " + hex(t.epc) +
+                           " (mcause " + hex(t.mcause) + ", mtval " + hex(t.mtval) + ")";
+                };
+                const auto& traps = iss.last_traps();
+                std::cerr << "canopy iss: " << opt.elf << ": stuck in a trap loop: ";
+                if (traps[1] && traps[1]->epc != traps[0]->epc)
+                    std::cerr << said(*traps[1]) << " entered the trap handler at mtvec "
+                              << hex(iss.cpu.csr(0x305)) << ", and there " << said(*traps[0]);
+                else
+                    std::cerr << said(*traps[0]) << ", at mtvec " << hex(iss.cpu.csr(0x305));
+                std::cerr << " traps to itself: no trap handler is installed; the program did not "
+                             "finish\n";
+                break;
+            }
+            case IssEnd::Running:
+                std::cerr << "canopy iss: " << opt.elf << ": the core went idle at pc "
+                          << hex(iss.cpu.pc()) << " after " << n
+                          << " instructions (a wfi nothing wakes, or a stop nobody resumes); the "
+                             "program did not finish\n";
+                break;
+        }
 
     core::Json header = {{"canopy", kVersion},
                          {"elf", opt.elf},

@@ -17,14 +17,16 @@ struct IssOptions {
     std::optional<uint16_t> gdb_port;
 };
 
-// Exit status of `canopy iss` when the instruction limit ended the run, and when the core went
-// idle (a wfi nothing wakes, a stop nobody resumes) before the program ended.
+// Exit status of `canopy iss` when the instruction limit ended the run, when the core went idle
+// (a wfi nothing wakes, a stop nobody resumes) and when it was caught in a trap loop (an
+// exception with no handler) before the program ended.
 constexpr int kIssLimitStatus = 3;
 constexpr int kIssIdleStatus = 1;
+constexpr int kIssTrapLoopStatus = 4;
 
 // Runs the program; returns the process exit status: the program's exit code (255 for a code
-// that does not fit 8 bits), kIssLimitStatus or kIssIdleStatus. Bad input (config, ELF, --gdb
-// without a stub) throws InputError.
+// that does not fit 8 bits), kIssLimitStatus, kIssIdleStatus or kIssTrapLoopStatus. Bad input
+// (config, ELF, --gdb without a stub) throws InputError.
 int run_iss(const IssOptions& opt);
 
 }  // namespace canopy::app

@@ -87,6 +87,11 @@ IssHarness::IssHarness(const IssConfig& cfg, core::Services& services)
     });
     cpu.on_stop([this](cpu::Rv32Core&, cpu::StopReason why) {
         if (why == cpu::StopReason::InstructionLimit) finish(IssEnd::InstructionLimit, 0);
+        if (why == cpu::StopReason::TrapLoop) finish(IssEnd::TrapLoop, 0);
+    });
+    cpu.on_trap([this](uint32_t mcause, uint32_t mtval, uint32_t epc) {
+        last_traps_[1] = last_traps_[0];
+        last_traps_[0] = Trap{mcause, mtval, epc};
     });
 }
 

@@ -7,6 +7,7 @@
 // (exit code v >> 1: 0 is a pass), or when the instruction limit is reached.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,6 +43,7 @@ enum class IssEnd : uint8_t {
     Exit,              // the program wrote the exit device
     ToHost,            // the program wrote its tohost word (riscv-tests)
     InstructionLimit,  // the limit came first
+    TrapLoop,          // an exception whose handler is the trapping instruction (no handler)
 };
 
 class IssHarness {
@@ -64,6 +66,12 @@ class IssHarness {
     bool finished() const { return end_ != IssEnd::Running; }
     uint32_t exit_code() const { return exit_code_; }
     const cpu::ElfImage& image() const { return *image_; }
+    // The last two traps taken (newest first): after a trap loop, the loop's trap and the one
+    // that led into it.
+    struct Trap {
+        uint32_t mcause = 0, mtval = 0, epc = 0;
+    };
+    const std::array<std::optional<Trap>, 2>& last_traps() const { return last_traps_; }
 
     cpu::Rv32Core cpu;
     WriteTap tap;  // between the core and the bus: sees the writes to tohost
@@ -80,6 +88,7 @@ class IssHarness {
     IssEnd end_ = IssEnd::Running;
     uint32_t exit_code_ = 0;
     std::optional<cpu::ElfImage> image_;
+    std::array<std::optional<Trap>, 2> last_traps_;
 };
 
 }  // namespace canopy::platform

@@ -23,7 +23,8 @@ Console::~Console() { flush(); }
 
 void Console::flush() {
     if (line_.empty()) return;
-    out_ << owner_ << ": " << line_ << "\n" << std::flush;
+    // The program stopped (ended, was killed) before it ended this line: say so.
+    out_ << owner_ << ": " << line_ << " [line cut short]\n" << std::flush;
     lines_.add();
     line_.clear();
 }

@@ -20,6 +20,24 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
+// GDB's signal numbers (gdb/signals.def) for an exception cause, as a Unix host would raise.
+unsigned trap_signal(uint32_t mcause) {
+    switch (mcause) {
+        case cause::kIllegalInstr:
+            return 4;  // SIGILL
+        case cause::kInstrMisaligned:
+        case cause::kLoadMisaligned:
+        case cause::kStoreMisaligned:
+            return 10;  // SIGBUS
+        case cause::kBreakpoint:
+        case cause::kEcallU:
+        case cause::kEcallM:
+            return 5;  // SIGTRAP
+        default:
+            return 11;  // SIGSEGV: access faults
+    }
+}
+
 std::string hex_bytes(const uint8_t* p, size_t n) {
     std::string s;
     for (size_t i = 0; i < n; ++i) s += kHex[p[i] >> 4], s += kHex[p[i] & 15];
@@ -40,7 +58,7 @@ int nibble(char c) {
 }
 
 bool parse_hex(const std::string& s, uint64_t& v) {
-    if (s.empty()) return false;
+    if (s.empty() || s.size() > 16) return false;  // more digits than 64 bits hold
     v = 0;
     for (char c : s) {
         int n = nibble(c);
@@ -64,6 +82,19 @@ bool decode_bytes(const std::string& s, std::vector<uint8_t>& out) {
 uint32_t le32(const std::vector<uint8_t>& b, size_t at) {
     return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 |
            uint32_t(b[at + 3]) << 24;
+}
+
+std::string hex_size(size_t v) {
+    char b[24];
+    std::snprintf(b, sizeof b, "%zx", v);
+    return b;
+}
+
+// `$data#cc`: a packet with its checksum.
+std::string frame(const std::string& data) {
+    uint8_t sum = 0;
+    for (char d : data) sum = uint8_t(sum + uint8_t(d));
+    return "$" + data + "#" + kHex[sum >> 4] + kHex[sum & 15];
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -116,6 +147,9 @@ void GdbStub::start_of_simulation() {
 void GdbStub::close_connection() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    rx_.clear(), rx_at_ = 0;
+    pending_.clear();
+    framer_ = RspFramer();
 }
 
 // Polls the connection for GDB's interrupt byte while the cores run; a stopped core serves it.
@@ -124,14 +158,72 @@ void GdbStub::watch_for_interrupt() {
     while (!detached_) {
         wait(period);
         if (fd_ < 0 || serving_) continue;
-        pollfd p{fd_, POLLIN, 0};
-        if (::poll(&p, 1, 0) <= 0) continue;
-        char c;
-        if (::recv(fd_, &c, 1, MSG_PEEK) == 1 && c == '\x03') {
-            ::recv(fd_, &c, 1, 0);
+        if (!receive(0)) {
+            detach();  // the debugger went away while the program ran: let it run on
+            break;
+        }
+        if (scan() == RspFramer::Event::Interrupt)
             for (auto* core : cores_) core->halt();
+    }
+}
+
+// One debugger at a time: a second is told so and let go, the first keeps its session.
+void GdbStub::refuse_newcomer() {
+    const int fd = ::accept(listen_fd_, nullptr, nullptr);
+    if (fd < 0) return;
+    const std::string no = frame("E.canopy: another debugger is attached to this target");
+    ::send(fd, no.data(), no.size(), MSG_NOSIGNAL);
+    ::close(fd);
+    log_ << "canopy: refused a second GDB connection: one debugger at a time" << std::endl;
+}
+
+// Waits up to `timeout_ms` (-1: for ever) for bytes from the debugger and appends them to rx_;
+// refuses any other debugger meanwhile. False when the connection closed or broke.
+bool GdbStub::receive(int timeout_ms) {
+    for (;;) {
+        pollfd p[2] = {{fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+        const int n = ::poll(p, 2, timeout_ms);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n == 0;
+        if (p[1].revents & POLLIN) refuse_newcomer();
+        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            char buf[65536];
+            const ssize_t r = ::recv(fd_, buf, sizeof buf, 0);
+            if (r <= 0) return false;
+            if (rx_at_ == rx_.size()) rx_.clear(), rx_at_ = 0;
+            rx_.append(buf, size_t(r));
+            return true;
+        }
+        if (!(p[1].revents & POLLIN)) return true;
+    }
+}
+
+// Frames the received bytes until an event: a packet goes to pending_ (answered with '+'), a
+// bad checksum is answered with '-', an oversized packet ends the connection.
+RspFramer::Event GdbStub::scan() {
+    while (rx_at_ < rx_.size()) {
+        RspFramer::Event e;
+        rx_at_ += framer_.feed(rx_.data() + rx_at_, rx_.size() - rx_at_, e);
+        switch (e) {
+            case RspFramer::Event::Packet:
+                if (ack_) ::send(fd_, "+", 1, MSG_NOSIGNAL);
+                pending_.push_back(framer_.packet());
+                return e;
+            case RspFramer::Event::BadChecksum:
+                if (ack_) ::send(fd_, "-", 1, MSG_NOSIGNAL);
+                break;
+            case RspFramer::Event::TooLong:
+                log_ << "canopy: GDB sent a packet longer than the " << RspFramer::kMaxPacketBytes
+                     << " bytes the stub accepts (PacketSize); connection closed" << std::endl;
+                close_connection();
+                return e;
+            case RspFramer::Event::Interrupt:
+                return e;
+            case RspFramer::Event::None:
+                break;
         }
     }
+    return RspFramer::Event::None;
 }
 
 void GdbStub::stopped(Rv32Core& core, StopReason why) {
@@ -165,6 +257,9 @@ std::string GdbStub::stop_reply(size_t core, StopReason why) const {
             break;
         case StopReason::Halted:
             std::snprintf(buf, sizeof buf, "T02thread:%x;", tid);
+            break;
+        case StopReason::TrapLoop:  // the signal a host would raise for that fault
+            std::snprintf(buf, sizeof buf, "T%02xthread:%x;", trap_signal(c.csr(0x342)), tid);
             break;
         default:
             std::snprintf(buf, sizeof buf, "T05thread:%x;", tid);
@@ -342,13 +437,14 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
             detach();
             return false;
         case 'k':
+            killed_ = true;
             close_connection();
             detach();
             sc_core::sc_stop();
             return false;
         case 'q':
             if (p.rfind("qSupported", 0) == 0)
-                reply = "PacketSize=4000;QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+";
+                reply = "PacketSize=" + hex_size(RspFramer::kMaxPacketBytes) + ";QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+";
             else if (p == "qfThreadInfo") {
                 reply = "m";
                 for (size_t i = 0; i < cores_.size(); ++i) {
@@ -384,46 +480,36 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
 }
 
 std::string GdbStub::read_packet() {
-    for (;;) {
-        char c;
-        ssize_t r = ::recv(fd_, &c, 1, 0);
-        if (r <= 0) {
-            close_connection();
-            return {};
+    while (fd_ >= 0) {
+        if (!pending_.empty()) {
+            std::string p = std::move(pending_.front());
+            pending_.pop_front();
+            return p;
         }
-        if (c != '$') continue;  // acks and a stray interrupt byte while stopped
-        std::string data;
-        while ((r = ::recv(fd_, &c, 1, 0)) == 1 && c != '#') data += c;
-        char cs[2];
-        if (r != 1 || ::recv(fd_, cs, 2, MSG_WAITALL) != 2) {
+        scan();  // a stray interrupt byte while stopped means nothing
+        if (pending_.empty() && fd_ >= 0 && rx_at_ == rx_.size() && !receive(-1))
             close_connection();
-            return {};
-        }
-        uint8_t sum = 0;
-        for (char d : data) sum = uint8_t(sum + uint8_t(d));
-        const bool good = nibble(cs[0]) == (sum >> 4) && nibble(cs[1]) == (sum & 15);
-        if (ack_) ::send(fd_, good ? "+" : "-", 1, MSG_NOSIGNAL);
-        if (good) return data;
     }
+    return {};
 }
 
 void GdbStub::send_packet(const std::string& data) {
     if (fd_ < 0) return;
-    uint8_t sum = 0;
-    for (char d : data) sum = uint8_t(sum + uint8_t(d));
-    std::string pkt = "$" + data + "#" + kHex[sum >> 4] + kHex[sum & 15];
+    const std::string pkt = frame(data);
     for (int tries = 0; tries < 3; ++tries) {
         if (::send(fd_, pkt.data(), pkt.size(), MSG_NOSIGNAL) != ssize_t(pkt.size())) {
             close_connection();
             return;
         }
         if (!ack_) return;
-        char c;
-        if (::recv(fd_, &c, 1, 0) != 1) {
-            close_connection();
-            return;
-        }
-        if (c == '+') return;
+        while (rx_at_ == rx_.size())
+            if (!receive(-1)) {
+                close_connection();
+                return;
+            }
+        const char c = rx_[rx_at_];
+        if (c == '+' || c == '-') ++rx_at_;
+        if (c != '-') return;  // '+', or GDB went on without acknowledging
     }
 }
 

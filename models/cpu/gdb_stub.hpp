@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <iosfwd>
 #include <string>
 #include <vector>
 #include <systemc>
 
+#include "cpu/rsp_framing.hpp"
 #include "cpu/rv32_core.hpp"
 
 namespace canopy::cpu {
@@ -24,6 +26,8 @@ public:
     ~GdbStub() override;
 
     uint16_t port() const { return port_; }
+    // The debugger ended the run with `kill` (the simulation was stopped there).
+    bool killed() const { return killed_; }
 
 private:
     void start_of_simulation() override;
@@ -37,6 +41,9 @@ private:
     std::string read_packet();  // "" when the connection closed
     void send_packet(const std::string& data);
     void close_connection();
+    bool receive(int timeout_ms);
+    RspFramer::Event scan();
+    void refuse_newcomer();
 
     size_t thread_index(const std::string& id) const;  // GDB thread ids are core index + 1
     std::string stop_reply(size_t core, StopReason why) const;
@@ -51,6 +58,11 @@ private:
     int listen_fd_ = -1, fd_ = -1;
     uint16_t port_ = 0;
     bool ack_ = true, no_ack_next_ = false, detached_ = false, serving_ = false, resumed_ = false;
+    bool killed_ = false;
+    RspFramer framer_;
+    std::string rx_;  // bytes received, framed from rx_at_ on
+    size_t rx_at_ = 0;
+    std::deque<std::string> pending_;  // packets framed, not yet served
     size_t g_thread_ = 0, c_thread_ = 0;  // selected by Hg / Hc
     std::string last_stop_;               // the answer to '?'
     struct Point {

@@ -165,8 +165,10 @@ void Rv32Core::quantum_check() {
 
 void Rv32Core::update_limit() {
     uint64_t l = sync_cycle_;
-    if (instr_limit_)
-        l = std::min(l, cycle_ + (instr_limit_ > instret_ ? instr_limit_ - instret_ : 0));
+    if (instr_limit_) {
+        const uint64_t done = instret_ + trap_entries_;
+        l = std::min(l, cycle_ + (instr_limit_ > done ? instr_limit_ - done : 0));
+    }
     if (stepping_) l = std::min(l, std::max(cycle_, step_from_cycle_) + 1);
     if (halt_req_ || exit_req_ || sleeping_ || pending_stop_ != StopReason::None) l = 0;
     limit_ = l;

@@ -89,7 +89,10 @@ enum class StopReason : uint8_t {
     Watchpoint,
     Step,
     InstructionLimit,
-    Exit
+    Exit,
+    // An exception taken in machine mode whose handler is the trapping instruction itself (no
+    // trap handler: mtvec points at it). Nothing the core does can end that loop.
+    TrapLoop
 };
 
 // Exception and interrupt causes (mcause; interrupts have bit 31 set).
@@ -100,6 +103,9 @@ constexpr uint32_t kInstrMisaligned = 0, kInstrAccessFault = 1, kIllegalInstr = 
 constexpr uint32_t kInterrupt = 0x80000000u;
 constexpr uint32_t kMsi = 3, kMti = 7, kMei = 11;  // also the mip/mie bit numbers
 }  // namespace cause
+
+// A trap's name as the statistics name it ("illegal_instruction", "timer_interrupt", ...).
+const char* trap_name(uint32_t mcause);
 
 class Rv32Core : public sc_core::sc_module {
   public:
@@ -120,14 +126,16 @@ class Rv32Core : public sc_core::sc_module {
     void set_reg(unsigned i, uint32_t v);
     uint64_t instret() const;  // instructions retired (since construction; minstret writes aside)
     uint64_t cycles() const;   // cycles elapsed (since construction; mcycle writes aside)
-    uint32_t csr(uint16_t addr) const;  // 0 for a CSR that does not exist
+    uint64_t trap_entries() const { return trap_entries_; }  // exceptions and interrupts taken
+    uint32_t csr(uint16_t addr) const;                       // 0 for a CSR that does not exist
 
     // Debug access to memory through the bus (debug transport), for the GDB stub.
     bool debug_read(uint32_t addr, uint8_t* data, uint32_t len);
     bool debug_write(uint32_t addr, const uint8_t* data, uint32_t len);
 
     // Run control for the debugger and for `canopy iss`.
-    // The core stops once when instret() reaches n (the limit is then cleared); 0: none.
+    // The core stops once when n instructions have retired or trapped (trap entries count, so a
+    // program caught in a trap loop stops too; the limit is then cleared); 0: none.
     void set_instruction_limit(uint64_t n);
     void halt();  // stop before the next instruction
     void resume();
@@ -274,6 +282,7 @@ class Rv32Core : public sc_core::sc_module {
     bool sleeping_ = false, exit_req_ = false, exited_ = false;
     StopReason pending_stop_ = StopReason::None, stop_reason_ = StopReason::None;
     uint64_t step_from_cycle_ = 0, instr_limit_ = 0;
+    uint64_t trap_entries_ = 0;  // exceptions and interrupts taken, for the instruction limit
     uint32_t exit_code_ = 0, watch_hit_ = 0;
     static constexpr uint64_t kNoSkip = ~0ull;
     uint64_t skip_bp_pc_ = kNoSkip;  // resume over the breakpoint at this pc once

@@ -73,7 +73,7 @@ void Rv32Core::boundary() {
             r = pending_stop_;
         else if (stepping_ && cycle_ > step_from_cycle_)
             r = StopReason::Step;
-        else if (instr_limit_ && instret_ >= instr_limit_)
+        else if (instr_limit_ && instret_ + trap_entries_ >= instr_limit_)
             instr_limit_ = 0, r = StopReason::InstructionLimit;
         if (r != StopReason::None) {
             pending_stop_ = StopReason::None;
@@ -145,6 +145,7 @@ void Rv32Core::take_interrupt() {
 
 void Rv32Core::trap(uint32_t mcause, uint32_t mtval) {
     const uint32_t epc = pc_;
+    const bool from_machine = priv_ == 3;
     mepc_ = epc;
     mcause_ = mcause;
     mtval_ = mtval;
@@ -159,6 +160,10 @@ void Rv32Core::trap(uint32_t mcause, uint32_t mtval) {
     need_resolve_ = true;
     skip_bp_pc_ = kNoSkip;
     limit_ = 0;
+    ++trap_entries_;
+    // Same instruction, same privilege, same memory: it would trap again, for ever.
+    if (from_machine && pc_ == epc && !(mcause & cause::kInterrupt))
+        pending_stop_ = StopReason::TrapLoop;
     const uint32_t index = mcause & ~cause::kInterrupt;
     if (mcause & cause::kInterrupt) {
         if (index < st_irqs_.size() && st_irqs_[index]) st_irqs_[index]->add();

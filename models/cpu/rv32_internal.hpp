@@ -69,9 +69,6 @@ inline Insn illegal(uint32_t raw) { return Insn{kIllegal, kSink, 0, 0, int32_t(r
 // The decoder (rv32_decode.cpp): only for decode-cache slots not decoded yet, or without a cache.
 Insn decode(uint32_t raw, uint32_t pc);
 
-// The statistics and trace name of a trap cause (rv32_csr.cpp).
-const char* trap_name(uint32_t mcause);
-
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 // A region of the address space a target granted DMI for.

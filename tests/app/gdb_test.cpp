@@ -203,7 +203,59 @@ TEST(PlatformGdb, InterruptARunningTargetThenKill) {
     gdb.send_packet("m10000,4");  // DMEM is readable while stopped
     EXPECT_EQ(gdb.reply().size(), 8u);
     gdb.send_packet("k");
-    EXPECT_NE(iss.wait_exit(30), -1) << "kill ends the simulation";
+    EXPECT_EQ(iss.wait_exit(30), 1) << "kill ends the simulation";
+    // Said as what happened, not as a core gone idle.
+    const std::string err = read_text(iss.err);
+    EXPECT_NE(err.find("idle.elf: killed by the debugger at pc 0x"), std::string::npos) << err;
+    EXPECT_EQ(err.find("went idle"), std::string::npos) << err;
+}
+
+// One debugger at a time; a packet past the advertised PacketSize ends that connection (and
+// the program runs on, as after a detach) instead of growing without bound.
+TEST(PlatformGdb, ASecondDebuggerIsRefusedAndAnOversizedPacketDropsTheConnection) {
+    auto d = scratch("gdb-hostile");
+    const std::string elf = std::string(CANOPY_FIRMWARE_DIR) + "/gdb_target.elf";
+    Background iss("iss --elf " + elf + " --gdb 0 --quiet --out " + d, d);
+    const int port = iss.port(20);
+    ASSERT_GT(port, 0);
+    Rsp first(port);
+    ASSERT_TRUE(first.ok());
+    first.send_packet("qSupported:swbreak+");
+    EXPECT_NE(first.reply().find("PacketSize=4000;"), std::string::npos);
+    {
+        Rsp second(port);
+        ASSERT_TRUE(second.ok());
+        second.send_packet("qSupported");
+        EXPECT_EQ(second.reply(), "E.canopy: another debugger is attached to this target");
+    }
+    first.send_packet("p20");  // the first session goes on
+    EXPECT_EQ(first.reply(), "00000000");
+    // 64 MiB without a '#': refused at 16 KiB, at once.
+    const auto t0 = std::chrono::steady_clock::now();
+    first.send_raw("$" + std::string(64 << 20, 'a'));
+    EXPECT_EQ(iss.wait_exit(30), 15) << "the program runs on to its end: " << read_text(iss.err);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+    const std::string err = read_text(iss.err);
+    EXPECT_NE(err.find("refused a second GDB connection"), std::string::npos) << err;
+    EXPECT_NE(err.find("longer than the 16384 bytes the stub accepts"), std::string::npos) << err;
+}
+
+// A program with no trap handler stops in the debugger as a host program would: SIGILL.
+TEST(PlatformGdb, ATrapLoopStopsWithTheFaultsSignal) {
+    auto d = scratch("gdb-trap-loop");
+    Background iss("iss --elf " + std::string(CANOPY_FIRMWARE_DIR) +
+                       "/trap_loop_unmapped.elf --gdb 0 --quiet --out " + d,
+                   d);
+    const int port = iss.port(20);
+    ASSERT_GT(port, 0);
+    Rsp gdb(port);
+    ASSERT_TRUE(gdb.ok());
+    gdb.send_packet("c");
+    EXPECT_EQ(gdb.reply(), "T04thread:1;");  // the handler's own illegal instruction
+    gdb.send_packet("p383");                 // mcause: CSR 0x342 is register 0x41 + 0x342
+    EXPECT_EQ(gdb.reply(), "02000000");
+    gdb.send_packet("k");
+    EXPECT_NE(iss.wait_exit(30), -1);
 }
 
 #endif

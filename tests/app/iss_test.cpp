@@ -126,6 +126,48 @@ TEST(PlatformIss, FirmwareFaultsAreReportedByTheTrapHandler) {
     EXPECT_FALSE(has(load.out, "still running")) << load.out;
 }
 
+// No trap handler (mtvec 0, where the IMEM's zeros are an illegal instruction): each way of
+// faulting used to loop at mtvec for ever, never retiring, so not even --max-instructions ended
+// it. Now the loop is seen at its first turn: status 4 and a line naming the fault that led in.
+TEST(PlatformIss, AFaultWithNoTrapHandlerEndsTheRunAsATrapLoop) {
+    NEED_FIRMWARE();
+    auto d = scratch("iss-trap-loop");
+    const std::pair<const char*, std::string> cases[] = {
+        {"illegal", "illegal_instruction at pc 0x80000004 (mcause 0x00000002"},
+        {"ecall", "ecall_m at pc 0x80000004 (mcause 0x0000000b"},
+        {"ebreak", "breakpoint at pc 0x80000004 (mcause 0x00000003, mtval 0x80000004)"},
+        {"unmapped", "load_access_fault at pc 0x80000008 (mcause 0x00000005, mtval 0x40000000)"},
+        {"misaligned", "instruction_address_misaligned at pc 0x80000002"},
+        {"jump0",
+         "illegal_instruction at pc 0x00000000 (mcause 0x00000002, mtval 0x00000000), "
+         "at mtvec 0x00000000 traps to itself"}};
+    for (const auto& [fault, said] : cases) {
+        auto r = iss("--quiet --elf " + firmware("trap_loop_" + std::string(fault)), d);
+        EXPECT_EQ(r.status, 4) << fault << ": " << r.err;
+        EXPECT_EQ(count_lines(r.err), 1) << r.err;
+        EXPECT_TRUE(has(r.err, "stuck in a trap loop: " + said)) << r.err;
+        EXPECT_TRUE(has(r.err, "no trap handler is installed")) << r.err;
+        EXPECT_EQ(json::parse(slurp(d + "/stats.json"))["end"], "trap-loop");
+    }
+}
+
+// A trap entry counts toward the limit as an instruction does: `nop; ecall` stops after the
+// nop (limit 1) or after the ecall's trap (limit 2), before the loop is ever seen.
+TEST(PlatformIss, TrapEntriesCountTowardTheInstructionLimit) {
+    NEED_FIRMWARE();
+    auto d = scratch("iss-trap-limit");
+    auto one = iss("--quiet --max-instructions 1 --elf " + firmware("trap_loop_ecall"), d);
+    EXPECT_EQ(one.status, 3) << one.err;
+    EXPECT_TRUE(has(one.err, "1 instructions retired and 0 traps taken, pc 0x80000004;"))
+        << one.err;
+    auto two = iss("--quiet --max-instructions 2 --elf " + firmware("trap_loop_ecall"), d);
+    EXPECT_EQ(two.status, 3) << two.err;
+    EXPECT_TRUE(has(two.err,
+                    "1 instructions retired and 1 traps taken, pc 0x00000000, last "
+                    "trap mcause 0x0000000b at mepc 0x80000004"))
+        << two.err;
+}
+
 TEST(PlatformIss, ACoreNothingCanWakeEndsTheRun) {
     NEED_FIRMWARE();
     auto d = scratch("iss-idle");
@@ -180,7 +222,8 @@ TEST(PlatformIss, BadOptionsAndConfig) {
     expect_input_error(iss("", d), {"canopy iss", "elf"});
     expect_input_error(iss("--elf x.elf --max-instrutions 5", d),
                        {"--max-instrutions", "did you mean '--max-instructions'"});
-    expect_input_error(iss("--elf x.elf --gdb 70000", d), {"--gdb 70000", "out of range [0, 65535]"});
+    expect_input_error(iss("--elf x.elf --gdb 70000", d),
+                       {"--gdb 70000", "out of range [0, 65535]"});
     expect_input_error(iss("--elf x.elf --gdb port", d), {"gdb"});
     expect_input_error(iss("--elf x.elf --set iss.core.clok_mhz=100", d),
                        {"iss.core.clok_mhz", "did you mean 'iss.core.clock_mhz'"});

@@ -26,7 +26,8 @@ TEST_F(CpuDevices, ConsoleLinesArePrefixedWithTheCoreName) {
     a.puts("hello\nworld\n").puts("no newline").exit_code(0);
     ASSERT_TRUE(run_program(a)) << trap_log();
     m->console.flush();  // the partial line (also printed at the end of the simulation)
-    EXPECT_EQ(console_out.str(), "spu0.core: hello\nspu0.core: world\nspu0.core: no newline\n");
+    EXPECT_EQ(console_out.str(),
+              "spu0.core: hello\nspu0.core: world\nspu0.core: no newline [line cut short]\n");
     EXPECT_EQ(stat("spu0.console", "bytes"), 22u);
     EXPECT_EQ(stat("spu0.console", "lines"), 3u);
 }
@@ -50,7 +51,7 @@ TEST_F(CpuDevices, ConsoleOwnerDefaultsToTheEnclosingModule) {
     fw(spu.console.socket).b_transport(gp, delay);
     EXPECT_TRUE(gp.is_response_ok());
     spu.console.flush();
-    EXPECT_EQ(out.str(), "spu3: x\n");
+    EXPECT_EQ(out.str(), "spu3: x [line cut short]\n");
 }
 
 TEST_F(CpuDevices, ExitDeviceRecordsCodeAndTimeAndStopsTheCore) {

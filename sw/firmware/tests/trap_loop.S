@@ -1,0 +1,26 @@
+/* Programs with no trap handler (mtvec stays 0, where the IMEM holds zeros: an illegal
+ * instruction) that fault at once, one way each: the core is caught in a trap loop that only
+ * the harness can end (`canopy iss` exit status 4). Built once per FAULT below. */
+    .section .text.init, "ax", @progbits
+    .globl _start
+_start:
+    nop
+#if defined(FAULT_MISALIGNED)
+    .globl _start_plus_2        /* the entry point: misaligned */
+    .set _start_plus_2, _start + 2
+    nop
+#elif defined(FAULT_ILLEGAL)
+    .word 0                     /* all zeros: illegal */
+#elif defined(FAULT_ECALL)
+    ecall
+#elif defined(FAULT_EBREAK)
+    ebreak
+#elif defined(FAULT_JUMP0)
+    jr      zero
+#elif defined(FAULT_UNMAPPED)
+    li      t0, 0x40000000      /* nothing is mapped there */
+    lw      t1, 0(t0)
+#else
+#error "FAULT_* not defined"
+#endif
+1:  j       1b
