@@ -37,7 +37,7 @@ int run_replay(const ReplayOptions& opt) {
                              " threads: host.core" + std::to_string(BlockReplay::kKernelCore) +
                              " runs the kernel, host.cores is " + std::to_string(cfg.host.cores));
     std::string why;
-    if (!scenarios::WillowScenario::prepare(cfg, why))
+    if (!scenarios::WillowScenario::find_firmware(cfg, why))
         throw InputError("canopy replay", "", "the Willow stack cannot run: " + why);
     cfg.scenario.willow = false;  // the replay programs stand in for the scenario's
 

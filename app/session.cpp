@@ -100,13 +100,14 @@ int run_session(const RunOptions& opt) {
     if (run_locks) locks = std::make_unique<LockScenario>(cfg, platform);
     outputs.simulate();
 
+    FcDemoVerdict flash{platform.player.failures().empty(), ""};
     if (opt.script.empty())
-        report_fc_demo(cfg, platform.player, services.stats, std::cout);
+        flash = report_fc_demo(cfg, platform.player, services.stats, std::cout);
     else
         platform.player.print_report(std::cout);
     // Each part's report, then one line that sums them up.
     std::vector<std::pair<std::string, std::string>> parts = {
-        {"flash", platform.player.failures().empty() ? "ok" : "FAILED"}};
+        {"flash", flash.ok ? (flash.summary.empty() ? "ok" : flash.summary) : "FAILED"}};
     auto part = [&](const char* name, bool ok) { parts.push_back({name, ok ? "ok" : "FAILED"}); };
     bool host_ok = host.report(std::cout, services.stats);
     if (cfg.scenario.host_program != "none") part("host program", host_ok);
@@ -139,7 +140,7 @@ int run_session(const RunOptions& opt) {
                          {"sim_time_ns", 0.0},
                          {"functional", cfg.nand.functional}};
     outputs.finish(header, params, cfg.nand.functional ? "" : " (timing-only: no data kept)");
-    return platform.player.failures().empty() && host_ok ? 0 : 1;
+    return flash.ok && host_ok ? 0 : 1;
 }
 
 }  // namespace canopy::app

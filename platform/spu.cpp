@@ -1,5 +1,7 @@
 #include "platform/spu.hpp"
 
+#include "core/error.hpp"
+#include "core/trace.hpp"
 #include "cpu/spu_map.h"
 
 namespace canopy::platform {
@@ -77,6 +79,13 @@ Spu::Spu(sc_core::sc_module_name name, unsigned index, unsigned spu_count, const
 }
 
 void Spu::load(cpu::ElfImage& image) {
+    // An SPU leaves reset at its reset vector: firmware linked to begin elsewhere never runs.
+    const uint32_t reset_pc = core.config().reset_pc;
+    if (image.entry() != reset_pc)
+        throw InputError(image.path(), "ELF header",
+                         "entry point " + core::TransactionTrace::hex(image.entry()) +
+                             " is not the SPU's reset pc " + core::TransactionTrace::hex(reset_pc) +
+                             " (ssd.spu.core.reset_pc)");
     image.load({{"imem", SPU_IMEM_BASE, SPU_IMEM_SIZE, imem.data(), nullptr},
                 {"dmem", SPU_DMEM_BASE, SPU_DMEM_SIZE, dmem.data(), nullptr}});
     core.set_pc(image.entry());

@@ -77,7 +77,34 @@ WillowStack::WillowStack(Platform& p, WillowStackConfig c)
                  return m;
              }()),
       disk(cfg.disk),
-      cache_manager(kernel, fs, disk, cfg.caching_app, cached_blocks(disk), cfg.cache_manager) {}
+      cache_manager(kernel, fs, disk, cfg.caching_app, cached_blocks(disk), cfg.cache_manager) {
+    check_regions();
+}
+
+// The apps' regions are the stack's own choice; the store they must fit in follows from the
+// user's geometry. Found here, before anything runs, not as a fault of the booting kernel.
+void WillowStack::check_regions() const {
+    if (cfg.kv_bytes % BLOCK_IO_STRIPE_BYTES || cfg.aw_bytes % BLOCK_IO_STRIPE_BYTES ||
+        cfg.cache_bytes % BLOCK_IO_STRIPE_BYTES)
+        throw std::logic_error(
+            "Willow stack: Key-Value, Atomic-Writes and Caching regions must "
+            "be whole numbers of 8 KiB stripes");
+    const uint64_t regions = uint64_t(cfg.kv_bytes) + cfg.aw_bytes + cfg.cache_bytes;
+    if (regions >= spu_store_bytes())
+        throw InputError(
+            "config", on_flash ? "nand.geometry" : "ssd.dram",
+            "each SPU's store holds " + std::to_string(spu_store_bytes()) +
+                " B, too little for Willow's Key-Value, Atomic-Writes and Caching regions (" +
+                std::to_string(regions) + " B) and a file system beside them; give the " +
+                (on_flash ? "NAND array more wordlines, blocks or dies (or set ssd.store.flash="
+                            "false)"
+                          : "SSD memory more bytes per SPU") +
+                ", or set scenario.willow=false");
+    if (cfg.cache_bytes && cache_frames() == 0)
+        throw std::logic_error("Willow stack: a Caching region of " +
+                               std::to_string(cfg.cache_bytes) + " B holds no frame (at least " +
+                               std::to_string(CACHE_REGION_BYTES(1)) + " B)");
+}
 
 void WillowStack::start_kernel(unsigned core) {
     auto& proc = platform.host.kernel.create_process("kernel");
@@ -162,18 +189,6 @@ uint32_t WillowStack::kv_base(uint32_t spu) const {
 }
 
 void WillowStack::setup_regions(sw::WillowApps& apps) {
-    if (cfg.kv_bytes % BLOCK_IO_STRIPE_BYTES || cfg.aw_bytes % BLOCK_IO_STRIPE_BYTES ||
-        cfg.cache_bytes % BLOCK_IO_STRIPE_BYTES ||
-        uint64_t(cfg.kv_bytes) + cfg.aw_bytes + cfg.cache_bytes >= spu_store_bytes())
-        throw host::HostFault("Willow stack: Key-Value, Atomic-Writes and Caching regions of " +
-                              std::to_string(cfg.kv_bytes) + ", " + std::to_string(cfg.aw_bytes) +
-                              " and " + std::to_string(cfg.cache_bytes) + " B in a store of " +
-                              std::to_string(spu_store_bytes()) +
-                              " B per SPU (whole numbers of 8 KiB stripes, less than the store)");
-    if (cfg.cache_bytes && cache_frames() == 0)
-        throw host::HostFault("Willow stack: a Caching region of " +
-                              std::to_string(cfg.cache_bytes) + " B holds no frame (at least " +
-                              std::to_string(CACHE_REGION_BYTES(1)) + " B)");
     const uint32_t spus = kernel.spus();
     // SETUP without formatting; when the app finds no region there (`none`), with.
     auto each = [&](const char* what, uint32_t app, uint32_t none, auto name, auto args) {

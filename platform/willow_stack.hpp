@@ -140,6 +140,7 @@ class WillowStack {
     uint64_t fs_rows() const;
     // The regions of the Key-Value, Atomic-Writes and Caching apps: what the store kept (after a
     // reboot, the logs recovered, the dirty blocks still dirty), else fresh ones.
+    void check_regions() const;
     void setup_regions(sw::WillowApps& apps);
 
     bool ready_ = false, stop_ = false, failed_ = false;

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "core/error.hpp"
+
 namespace canopy::scenarios {
 
 using nlohmann::json;
@@ -80,7 +82,17 @@ BlockReplay::BlockReplay(platform::Platform& platform, platform::WillowStack& st
     const uint64_t span = (trace_.span_bytes() + kMiB - 1) / kMiB * kMiB;
     region_ = std::min(span, device / 2);
     base_ = cfg_.path == "base-io" ? device / 2 : 0;
-    for (const auto& r : trace_.requests) folded_ += r.offset_bytes + r.size_bytes > region_;
+    for (const auto& r : trace_.requests) {
+        if (r.size_bytes > region_)
+            throw InputError(trace_.source, "line " + std::to_string(r.line),
+                             "a request of " + std::to_string(r.size_bytes) +
+                                 " B is larger than the replayed region of " +
+                                 std::to_string(region_) +
+                                 " B (the trace's span, at most half "
+                                 "of the device's " +
+                                 std::to_string(device) + " B)");
+        folded_ += r.offset_bytes + r.size_bytes > region_;
+    }
 
     done_.reserve(trace_.requests.size());
     for (unsigned t = 0; t < cfg_.threads; ++t) {

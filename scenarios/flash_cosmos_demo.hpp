@@ -7,6 +7,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "core/stats.hpp"
@@ -16,8 +17,14 @@
 namespace canopy::scenarios {
 
 std::vector<platform::FlashOp> build_fc_demo(const platform::PlatformConfig& cfg);
+// How the demonstration went, for the run's summary line.
+struct FcDemoVerdict {
+    bool ok = true;       // false: a command was refused, or ESP operands gave wrong bits
+    std::string summary;  // "ok", "FAILED", or why the wrong bits are what the paper predicts
+};
 // Checks the results, prints a comparison and records it under the "scenario" statistics.
-void report_fc_demo(const platform::PlatformConfig& cfg, const platform::FlashPlayer& player,
-                    core::StatsRegistry& stats, std::ostream& out);
+FcDemoVerdict report_fc_demo(const platform::PlatformConfig& cfg,
+                             const platform::FlashPlayer& player, core::StatsRegistry& stats,
+                             std::ostream& out);
 
 }  // namespace canopy::scenarios

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/error.hpp"
 #include "core/rng.hpp"
 
 namespace canopy::scenarios {
@@ -13,10 +14,12 @@ bool LockScenario::prepare(const PlatformConfig& cfg, std::string& why) {
         why = "scenario.lock_table_locks=0";
         return false;
     }
-    if (cfg.host.cores <= kCore) {
-        why = "it needs host.cores >= " + std::to_string(kCore + 1);
-        return false;
-    }
+    if (cfg.host.cores <= kCore)
+        throw InputError("config", "host.cores=" + std::to_string(cfg.host.cores),
+                         "the lock-table run's requests come from host.core" +
+                             std::to_string(kCore) + ": give at least " +
+                             std::to_string(kCore + 1) +
+                             " cores, or set scenario.lock_table_locks=0");
     return true;
 }
 

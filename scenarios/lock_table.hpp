@@ -17,7 +17,8 @@ namespace canopy::scenarios {
 class LockScenario {
   public:
     static constexpr unsigned kCore = 3;
-    // Whether it runs; false with the reason in `why` (no run asked for, too few host cores).
+    // Whether it runs; false with the reason in `why` when no run is asked for. Too few host
+    // cores for one that is asked for: InputError.
     static bool prepare(const platform::PlatformConfig& cfg, std::string& why);
     // Starts both sides (before sc_start).
     LockScenario(const platform::PlatformConfig& cfg, platform::Platform& platform);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/error.hpp"
 #include "sw/host/fc_workloads.hpp"
 
 namespace canopy::scenarios {
@@ -18,19 +19,31 @@ constexpr uint64_t kFileBytes = 64 * 1024, kPage = 4096;
 constexpr uint32_t kBmiDays = 30;  // m = 1 month
 }  // namespace
 
-bool WillowScenario::prepare(PlatformConfig& cfg, std::string& why) {
-    const std::string os = cfg.scenario.firmware_dir + "/spu_os.elf";
-    if (cfg.scenario.firmware_dir.empty() || !std::filesystem::exists(os)) {
-        why = cfg.scenario.firmware_dir.empty()
-                  ? "the SPU firmware was not built (no rv32 cross compiler)"
-                  : os + " does not exist";
+bool WillowScenario::find_firmware(PlatformConfig& cfg, std::string& why) {
+    const std::string& dir = cfg.scenario.firmware_dir;
+    if (dir.empty() && ScenarioConfig::default_firmware_dir().empty()) {
+        why = "the SPU firmware was not built (no rv32 cross compiler)";
         return false;
     }
-    if (cfg.host.cores <= kUserCore) {
-        why = "it needs host.cores >= " + std::to_string(kUserCore + 1);
-        return false;
-    }
+    const std::string os = dir + "/spu_os.elf";
+    if (dir.empty() || !std::filesystem::is_regular_file(os))
+        throw InputError(
+            "config", "scenario.firmware_dir=" + dir,
+            (dir.empty() ? std::string("is empty") : "holds no SPU-OS (" + os + " is not a file)") +
+                "; point it at the directory of the built spu_os.elf and app_*.elf");
     if (cfg.ssd.firmware.empty()) cfg.ssd.firmware = os;
+    return true;
+}
+
+bool WillowScenario::prepare(PlatformConfig& cfg, std::string& why) {
+    if (!find_firmware(cfg, why)) return false;
+    // Asked for by the configuration, so what stands in its way is the configuration's fault.
+    if (cfg.host.cores <= kUserCore)
+        throw InputError(
+            "config", "host.cores=" + std::to_string(cfg.host.cores),
+            "Willow's kernel and user program run on host.core" + std::to_string(kKernelCore) +
+                " and host.core" + std::to_string(kUserCore) + ": give at least " +
+                std::to_string(kUserCore + 1) + " cores, or set scenario.willow=false");
     return true;
 }
 

@@ -22,8 +22,12 @@ namespace canopy::scenarios {
 class WillowScenario {
   public:
     // Points ssd.firmware at SPU-OS when the scenario runs (before the platform is built).
-    // Returns false, with the reason in `why`, when it cannot run (no firmware built).
+    // Returns false, with the reason in `why`, when it cannot run because this build has no
+    // firmware; throws InputError when the configuration stands in its way.
     static bool prepare(platform::PlatformConfig& cfg, std::string& why);
+    // The firmware part of prepare, for every user of the Willow stack: points ssd.firmware at
+    // SPU-OS; false when this build has none, InputError when scenario.firmware_dir is wrong.
+    static bool find_firmware(platform::PlatformConfig& cfg, std::string& why);
     // Starts the kernel and the user program (before sc_start).
     WillowScenario(const platform::PlatformConfig& cfg, platform::Platform& platform);
     // Prints the outcome, records it under "scenario.willow" and returns whether it succeeded.

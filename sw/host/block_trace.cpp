@@ -151,8 +151,11 @@ BlockTrace parse_msr_trace(std::istream& in, const std::string& source, const Ms
         if (opt.disk && disk != *opt.disk) continue;
         if (!first_ts) first_ts = ts;
         const uint64_t ticks = ts - *first_ts;
-        if (ticks > UINT64_MAX / kTickNs)
-            p.fail("Timestamp " + f[0] + " is too far after the first request's to count in ns");
+        // SystemC counts picoseconds in 64 bits: about 213 days of simulated time.
+        constexpr uint64_t kMaxSpanNs = 200ull * 24 * 3600 * 1000'000'000;
+        if (ticks > kMaxSpanNs / kTickNs)
+            p.fail("Timestamp " + f[0] + " is more than 200 days after the first request's, " +
+                   "beyond the simulated clock's reach");
         BlockRequest r;
         r.time_ns = ticks * kTickNs;
         r.write = write;

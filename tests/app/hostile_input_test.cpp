@@ -160,3 +160,55 @@ TEST(HostileInput, ABlockTraceWithoutLineEndsIsRefusedAtTheLineLimit) {
     expect_refused(run_canopy("replay --trace " + d + "/t.csv --out " + d, d),
                    {"t.csv: line 1", "longer than 4096 characters"});
 }
+
+// Keys that contradict the machine or each other used to be clamped or skipped in silence
+// (Willow "skipped", a 9th die of 8 ignored, a reset pc nothing started from).
+TEST(HostileInput, ConfigurationsTheMachineCannotRunAreRefused) {
+    const std::string d = scratch("hostile-config");
+    auto refused = [&](const std::string& set, std::initializer_list<std::string> expect) {
+        expect_refused(run_canopy("run --set '" + set + "' --out " + d, d), expect);
+    };
+    refused("scenario.dies=9", {"scenario.dies=9", "a channel has 8 dies"});
+    refused("scenario.operands=49", {"scenario.operands=49", "a block has 48"});
+    refused("scenario.firmware_dir=/nonexistent",
+            {"scenario.firmware_dir=/nonexistent", "/nonexistent/spu_os.elf is not a file"});
+    refused("scenario.firmware_dir=", {"scenario.firmware_dir=", "is empty"});
+    refused("ssd.spu.core.reset_pc=0xdead0000",
+            {"spu_os.elf", "entry point 0x0 is not the SPU's reset pc 0xdead0000"});
+    refused("host.cores=1", {"host.cores=1", "at least 3 cores", "scenario.willow=false"});
+    refused("host.cores=3", {"host.cores=3", "at least 4 cores", "lock_table_locks=0"});
+    // One wordline per block: 2.5 MB of store per SPU cannot hold Willow's 13 MB of regions.
+    expect_refused(run_canopy("run --set nand.geometry.wordlines_per_block=1 --set "
+                              "scenario.operands=1 --out " +
+                                  d,
+                              d),
+                   {"nand.geometry", "too little for Willow's"});
+    EXPECT_FALSE(std::filesystem::exists(d + "/stats.json"));
+    // Said the other way round, each runs: a machine without those parts.
+    const canopy_test::Run ok = run_canopy(
+        "run --set host.cores=1 --set scenario.willow=false --set scenario.lock_table_locks=0 "
+        "--set scenario.dies=1 --out " +
+            d,
+        d);
+    EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+// A request bigger than what the replay can address used to allocate its size (1 TiB: an
+// internal error) or write past the device (a firmware fault); a timestamp gap beyond what
+// simulated time can count used to run for ever.
+TEST(HostileInput, ReplayRequestsAndGapsBeyondTheMachineAreRefused) {
+    const std::string d = scratch("hostile-replay");
+    for (const char* size : {"1073741824", "1099511627776", "9223372036854775808"}) {
+        write_file(d + "/t.csv",
+                   "128166372000000000,s,0,Read,0,4096,100\n"
+                   "128166372000000001,s,0,Write,0," +
+                       std::string(size) + ",100\n");
+        expect_refused(run_canopy("replay --trace " + d + "/t.csv --out " + d, d),
+                       {"t.csv: line 2", "a request of " + std::string(size) + " B",
+                        "larger than the replayed region"});
+    }
+    write_file(d + "/t.csv", "0,s,0,Read,0,4096,100\n100000000000000000,s,0,Read,0,4096,100\n");
+    expect_refused(run_canopy("replay --timed --trace " + d + "/t.csv --out " + d, d),
+                   {"t.csv: line 2", "more than 200 days after the first request"});
+    EXPECT_FALSE(std::filesystem::exists(d + "/stats.json"));
+}

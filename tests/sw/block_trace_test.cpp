@@ -124,9 +124,14 @@ TEST(MsrTrace, MalformedLinesNameTheLineAndTheProblem) {
         "# header\n\n128166372003061629,usr,0,Read,4096,4096,10\n"
         "128166372003061628,usr,1,Read,4096,4096,10\n",
         "line 4", "before the previous request's", disk1);
-    // A timestamp so far after the first that its nanoseconds overflow 64 bits.
+    // A timestamp so far after the first that its nanoseconds overflow 64 bits, and one that
+    // fits 64 bits of ns but not SystemC's 64 bits of ps (200 days of 100 ns ticks and one).
     expect_error("1,usr,0,Read,0,1,0\n18446744073709551615,usr,0,Read,0,1,0\n", line2,
-                 "too far after the first request's");
+                 "more than 200 days after the first request's");
+    expect_error("0,usr,0,Read,0,1,0\n172800000000001,usr,0,Read,0,1,0\n", line2,
+                 "beyond the simulated clock's reach");
+    EXPECT_EQ(parse("0,usr,0,Read,0,1,0\n172800000000000,usr,0,Read,0,1,0\n").requests[1].time_ns,
+              200ull * 24 * 3600 * 1000'000'000);
 }
 
 TEST(MsrTrace, EmptyTracesAndUnreadableFilesAreErrors) {
