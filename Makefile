@@ -1,7 +1,8 @@
 # Canopy: thin wrapper over CMake. `make run` and `make test` install what a fresh Debian lacks.
 PACKAGES := cmake g++ make pkg-config libsystemc-dev libboost-dev libboost-program-options-dev \
             libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev libssl-dev \
-            gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libelf-dev gdb-multiarch
+            gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libelf-dev gdb-multiarch \
+            clang libclang-rt-14-dev
 
 ifeq ($(SANITIZE),1)
   BUILD ?= build-asan
@@ -15,8 +16,14 @@ else
 endif
 JOBS ?= 2
 RUN_ARGS ?= --vcd --trace
+# libFuzzer targets (tests/fuzz): `make fuzz` runs each for FUZZ_SECONDS; the sanitizer test run
+# (`make test SANITIZE=1`, which CI runs) gives each CI_FUZZ_SECONDS so regressions surface.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+CI_FUZZ_SECONDS ?= 20
+FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.cpp,%,$(wildcard tests/fuzz/fuzz_*.cpp))
 
-.PHONY: deps build run test bench clean
+.PHONY: deps build run test bench fuzz clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -37,9 +44,32 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 300
+ifeq ($(SANITIZE),1)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+endif
 
 bench: build
 	@for b in $(BUILD)/bench/bench_*; do echo "== $$b"; $$b; done
 
+# Each target runs FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/NAME, read only); what it
+# learns goes to $(FUZZ_BUILD)/corpus/NAME, a finding to $(FUZZ_BUILD)/crashes/ (and fails).
+fuzz: deps
+	@cmake -S . -B $(FUZZ_BUILD) -DCANOPY_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS)) \
+	  -- --no-print-directory
+	@mkdir -p $(FUZZ_BUILD)/crashes
+	@export ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; \
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  ./$(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	    -timeout=20 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t- \
+	    $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t >$(FUZZ_BUILD)/fuzz_$$t.log 2>&1 \
+	  || { tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; echo "fuzz_$$t: FOUND A CRASH (above)"; exit 1; }; \
+	  echo "fuzz_$$t: $$(grep -h '^stat::number_of_executed_units' $(FUZZ_BUILD)/fuzz_$$t.log \
+	    | awk '{print $$2}') inputs in $(FUZZ_SECONDS) s, no finding"; \
+	done
+
 clean:
-	rm -rf build build-asan out
+	rm -rf build build-asan $(FUZZ_BUILD) out

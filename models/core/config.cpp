@@ -108,7 +108,10 @@ class Flattener : public nlohmann::json_sax<nlohmann::json> {
 }  // namespace
 
 void ConfigSource::load_file(const std::string& path) {
-    const std::string text = read_input_file(path, kMaxFileBytes, "a config file");
+    load_text(read_input_file(path, kMaxFileBytes, "a config file"), path);
+}
+
+void ConfigSource::load_text(const std::string& text, const std::string& path) {
     // The JSON reader takes a NUL for the end of its input: the rest would pass unread.
     if (auto nul = text.find('\0'); nul != std::string::npos)
         throw InputError(path, "byte " + std::to_string(nul),

@@ -33,6 +33,8 @@ class ConfigSource {
 
     // Reads a JSON object; nested objects become dotted keys. Throws InputError.
     void load_file(const std::string& path);
+    // The same from text already read; `name` stands for the file in errors.
+    void load_text(const std::string& text, const std::string& name);
     // Parses "key=value" (from --set). Throws InputError.
     void set(const std::string& assignment);
     void set(const std::string& key, const std::string& value, const std::string& origin,

@@ -22,9 +22,7 @@ std::string hex(uint64_t v) {
     return s;
 }
 
-std::string range(uint64_t lo, uint64_t hi) {
-    return "[" + hex(lo) + ", " + hex(hi) + ")";
-}
+std::string range(uint64_t lo, uint64_t hi) { return "[" + hex(lo) + ", " + hex(hi) + ")"; }
 
 std::string machine_name(unsigned m) {
     switch (m) {
@@ -127,10 +125,13 @@ ElfImage::ElfImage(std::string path) : path_(std::move(path)) {
     if (ph_end > size)
         fail(path_, "program headers",
              "truncated: they end at byte " + std::to_string(ph_end) + file_size);
-    const Elf32_Phdr* ph = elf32_getphdr(elf.get());
-    if (!ph) fail(path_, "program headers", std::string("malformed: ") + elf_errmsg(-1));
+    // Copied out through gelf: libelf hands out its x86 in-place headers unaligned when the
+    // file puts them at an odd offset (found by tests/fuzz).
     for (unsigned i = 0; i < eh->e_phnum; ++i) {
-        const Elf32_Phdr& p = ph[i];
+        GElf_Phdr p;
+        if (!gelf_getphdr(elf.get(), int(i), &p))
+            fail(path_, "program header " + std::to_string(i),
+                 std::string("malformed: ") + elf_errmsg(-1));
         if (p.p_type != PT_LOAD || p.p_memsz == 0) continue;
         const std::string place = "segment " + std::to_string(i) + " " +
                                   range(p.p_paddr, uint64_t(p.p_paddr) + p.p_memsz);
@@ -142,7 +143,8 @@ ElfImage::ElfImage(std::string path) : path_(std::move(path)) {
             fail(path_, place,
                  "truncated: its data ends at byte " +
                      std::to_string(uint64_t(p.p_offset) + p.p_filesz) + file_size);
-        segments_.push_back({p.p_paddr, p.p_vaddr, p.p_filesz, p.p_memsz, p.p_flags, ""});
+        segments_.push_back({uint32_t(p.p_paddr), uint32_t(p.p_vaddr), uint32_t(p.p_filesz),
+                             uint32_t(p.p_memsz), uint32_t(p.p_flags), ""});
         offsets_.push_back(p.p_offset);
     }
     if (segments_.empty()) fail(path_, "program headers", "no loadable segment");

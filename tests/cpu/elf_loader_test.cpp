@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -162,6 +163,26 @@ TEST(CpuElf, LoadsHandMadeExecutableWithZeroFillAndSymbols) {
     EXPECT_EQ(img.symbol("fromhost"), 0x80000010u);
     EXPECT_EQ(img.symbol("local_only"), 0x80000000u);
     EXPECT_FALSE(img.symbol("nothing").has_value());
+}
+
+// Found by tests/fuzz (fuzz_elf): program headers at an odd file offset used to be read in
+// place through a misaligned pointer (undefined behaviour). They load like aligned ones.
+TEST(CpuElf, ProgramHeadersAtAnOddOffsetLoad) {
+    TempDir dir;
+    const Bytes code = {0x13, 0x00, 0x00, 0x00, 0x6f, 0x00, 0x00, 0x00};  // nop; j .
+    Bytes b = mini_elf(0x80000000u, code, 16);
+    // A copy of the program header at the file's end, one byte past a word boundary.
+    const uint32_t odd = uint32_t(b.size() + 4) / 4 * 4 + 1;
+    Elf32_Phdr ph;
+    std::memcpy(&ph, b.data() + sizeof(Elf32_Ehdr), sizeof ph);
+    put(b, odd, ph);
+    put(b, offsetof(Elf32_Ehdr, e_phoff), odd);
+    Bytes ram(64, 0xa5);
+    ElfImage img =
+        load_elf(write(dir, "odd.elf", b), {{"ram", 0x80000000u, ram.size(), ram.data(), nullptr}});
+    ASSERT_EQ(img.segments().size(), 1u);
+    EXPECT_EQ(img.segments()[0].memsz, 16u);
+    EXPECT_TRUE(std::equal(code.begin(), code.end(), ram.begin()));
 }
 
 TEST(CpuElf, LoadsThroughAWriter) {
