@@ -1,40 +1,159 @@
 #include "core/waves.hpp"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/error.hpp"
 
 namespace canopy::core {
 
+namespace {
+// The first whole nanosecond at or after `t`.
+uint64_t ceil_ns(const sc_core::sc_time& t) {
+    static const uint64_t per_ns = sc_core::sc_time(1, sc_core::SC_NS).value();
+    return (t.value() + per_ns - 1) / per_ns;
+}
+
+// VCD identifier codes: printable characters from '!' to '~', least significant first.
+std::string code_of(size_t i) {
+    std::string s;
+    do {
+        s += char('!' + i % 94);
+        i /= 94;
+    } while (i);
+    return s;
+}
+}  // namespace
+
 Waves::~Waves() { close(); }
 
 void Waves::open(const std::string& path) {
     close();
-    std::string base = path;
-    if (base.size() > 4 && base.compare(base.size() - 4, 4, ".vcd") == 0)
-        base.resize(base.size() - 4);
-    // SystemC opens the file only when simulation starts and then reports a failure as an
-    // sc_report; check now, so that a bad path is an input error before anything runs.
-    const std::string name = base + ".vcd";
-    std::FILE* probe = std::fopen(name.c_str(), "w");
-    if (!probe)
+    std::string name = path;
+    if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".vcd") != 0) name += ".vcd";
+    file_ = std::fopen(name.c_str(), "w");
+    if (!file_)
         throw InputError(path, "", std::string("cannot open for writing: ") + std::strerror(errno));
-    std::fclose(probe);
-    file_ = sc_core::sc_create_vcd_trace_file(base.c_str());
-    if (!file_) throw InputError(path, "", "cannot create VCD file");
-    // Waves are drawn in nanoseconds: probes apply their changes on whole nanoseconds
-    // (ScheduledSignal). SystemC's notes about the unit and the rounding would only clutter.
-    sc_core::sc_report_handler::set_actions("tracing timescale unit set", sc_core::SC_DO_NOTHING);
-    sc_core::sc_report_handler::set_actions("current kernel time is not representable in VCD time units",
-                                            sc_core::SC_DO_NOTHING);
-    file_->set_time_unit(1, sc_core::SC_NS);
+    header_ = false;
+    written_ns_ = 0;
+    signals_.clear();
+    pending_.clear();
 }
 
 void Waves::close() {
-    if (file_) sc_core::sc_close_vcd_trace_file(file_);
+    if (!file_) return;
+    flush_before(UINT64_MAX);
+    if (!header_) write_header();
+    std::fclose(file_);
     file_ = nullptr;
+}
+
+int Waves::add(const std::string& name, unsigned bits, Fold fold, int64_t initial) {
+    if (!file_) return -1;
+    if (header_)
+        throw std::logic_error("waves: signal " + name + " declared after the first change");
+    Signal s{name, code_of(signals_.size()), bits, fold, initial, 0};
+    s.shown = value(s);
+    signals_.push_back(s);
+    return int(signals_.size() - 1);
+}
+
+uint64_t Waves::value(const Signal& s) const {
+    switch (s.fold) {
+        case Fold::Last:
+            return s.bits >= 64 ? uint64_t(s.state) : uint64_t(s.state) & ((1ull << s.bits) - 1);
+        case Fold::Count:
+            return s.state > 0 ? uint64_t(s.state) : 0;
+        case Fold::Any:
+            return s.state > 0;
+    }
+    return 0;
+}
+
+void Waves::post(int id, const sc_core::sc_time& at, int64_t event) {
+    if (!file_ || id < 0) return;
+    const uint64_t now = ceil_ns(sc_core::sc_time_stamp());
+    pending_.emplace(std::max(ceil_ns(at), now), std::make_pair(id, event));
+    // Nothing can be posted before the kernel's time any more: what lies before it is final.
+    flush_before(now);
+}
+
+void Waves::flush_before(uint64_t ns) {
+    if (pending_.empty() || pending_.begin()->first >= ns) return;
+    if (!header_) write_header();
+    auto it = pending_.begin();
+    for (; it != pending_.end() && it->first < ns; ++it) {
+        Signal& s = signals_[size_t(it->second.first)];
+        if (s.fold == Fold::Last)
+            s.state = it->second.second;
+        else
+            s.state += it->second.second;
+        // Changes at one time: only the value after the last of them counts.
+        auto next = std::next(it);
+        const bool last_at_time = next == pending_.end() || next->first != it->first;
+        if (!last_at_time) continue;
+        for (auto back = it;; --back) {  // every signal touched at this time
+            Signal& t = signals_[size_t(back->second.first)];
+            const uint64_t v = value(t);
+            if (v != t.shown) {
+                if (it->first != written_ns_) {
+                    std::fprintf(file_, "#%llu\n", static_cast<unsigned long long>(it->first));
+                    written_ns_ = it->first;
+                }
+                write_value(t, v);
+                t.shown = v;
+            }
+            if (back == pending_.begin() || std::prev(back)->first != it->first) break;
+        }
+    }
+    pending_.erase(pending_.begin(), it);
+}
+
+void Waves::write_value(const Signal& s, uint64_t v) {
+    if (s.bits == 1) {
+        std::fprintf(file_, "%c%s\n", v ? '1' : '0', s.code.c_str());
+        return;
+    }
+    char b[80];
+    int n = 0;
+    for (int bit = 63; bit >= 0; --bit)
+        if (n || (v >> bit & 1) || bit == 0) b[n++] = char('0' + (v >> bit & 1));
+    b[n] = 0;
+    std::fprintf(file_, "b%s %s\n", b, s.code.c_str());
+}
+
+void Waves::write_header() {
+    header_ = true;
+    std::fprintf(file_, "$version Canopy $end\n$timescale 1 ns $end\n");
+    // Scopes from the dotted names, in name order, so the same models give the same header.
+    std::map<std::string, size_t> by_name;
+    for (size_t i = 0; i < signals_.size(); ++i) by_name.emplace(signals_[i].name, i);
+    std::vector<std::string> open;
+    for (const auto& [name, i] : by_name) {
+        std::vector<std::string> parts;
+        for (size_t at = 0;;) {
+            const size_t dot = name.find('.', at);
+            parts.push_back(name.substr(at, dot == std::string::npos ? dot : dot - at));
+            if (dot == std::string::npos) break;
+            at = dot + 1;
+        }
+        const std::vector<std::string> scopes(parts.begin(), parts.end() - 1);
+        size_t common = 0;
+        while (common < open.size() && common < scopes.size() && open[common] == scopes[common])
+            ++common;
+        for (size_t k = open.size(); k > common; --k) std::fprintf(file_, "$upscope $end\n");
+        for (size_t k = common; k < scopes.size(); ++k)
+            std::fprintf(file_, "$scope module %s $end\n", scopes[k].c_str());
+        open = scopes;
+        const Signal& s = signals_[i];
+        std::fprintf(file_, "$var wire %u %s %s $end\n", s.bits, s.code.c_str(),
+                     parts.back().c_str());
+    }
+    for (size_t k = open.size(); k > 0; --k) std::fprintf(file_, "$upscope $end\n");
+    std::fprintf(file_, "$enddefinitions $end\n#0\n$dumpvars\n");
+    for (const Signal& s : signals_) write_value(s, s.shown);
+    std::fprintf(file_, "$end\n");
 }
 
 }  // namespace canopy::core

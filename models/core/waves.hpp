@@ -1,124 +1,107 @@
-// Waveforms: signals that modules register (queue depths, busy flags, die states) traced into a
-// VCD file with SystemC's sc_trace. Under temporal decoupling a module knows a change's time
-// before the kernel reaches it, so a Probe holds the change until that time and then drives its
-// sc_signal, and the VCD shows each change when it happens in simulated time. With waves off a
-// probe does nothing, not even keep its events.
+// Waveforms: signals that modules register (queue depths, busy flags, die states, a core's pc)
+// written to a VCD file. Under temporal decoupling a module knows a change's time before the
+// kernel reaches it, and may report intervals out of order; the changes wait in a time-ordered
+// queue and are written once the kernel's time has passed them, so the file shows each change
+// at its own time. Observation changes nothing: waves schedule no SystemC event and never make
+// a process wait, so a run with waves simulates exactly what a run without them does. Same run,
+// same bytes: the file has no date.
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
+
 #include <systemc>
 
 namespace canopy::core {
 
 class Waves {
   public:
+    // How a signal's events make its value.
+    enum class Fold : uint8_t {
+        Last,   // the latest event is the value (a state, a pc)
+        Count,  // events add up (+1 / -1 per interval); the value is the sum, at least 0
+        Any,    // as Count, shown as one bit: any interval open
+    };
+
     ~Waves();
-    // Must be called before the modules that register probes are built.
+    // Must be called before the modules that register probes are built. InputError when the
+    // file cannot be written.
     void open(const std::string& path);
     bool enabled() const { return file_ != nullptr; }
-    sc_core::sc_trace_file* file() const { return file_; }
+    // Writes every pending change and closes the file.
     void close();
 
-  private:
-    sc_core::sc_trace_file* file_ = nullptr;
-};
-
-// A traced signal whose changes are posted ahead of time as events and applied when simulated
-// time reaches them. `Fold` turns the events due so far into the signal's value:
-// `static void apply(State&, const Event&)` and `static T value(const State&)`.
-template <class T, class State, class Event, class Fold>
-class ScheduledSignal : public sc_core::sc_module {
-  public:
-    SC_HAS_PROCESS(ScheduledSignal);
-    // The signal appears in the VCD under `trace_name` (dots become scopes).
-    ScheduledSignal(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name,
-                    State initial)
-        : sc_module(name),
-          on_(waves.enabled()),
-          state_(initial),
-          signal_("signal", Fold::value(initial)) {
-        if (!on_) return;
-        sc_core::sc_trace(waves.file(), signal_, trace_name);
-        SC_METHOD(apply);
-        sensitive << wake_;
-        dont_initialize();
-    }
-
-    bool enabled() const { return on_; }
-
-  protected:
-    // Schedules `e` for simulated time `at` (now if `at` is in the past), on the next whole
-    // nanosecond: the VCD is drawn in nanoseconds, and SystemC writes a change between two of
-    // them under a timestamp it already wrote, which breaks the format.
-    void post(const Event& e, const sc_core::sc_time& at) {
-        if (!on_) return;
-        pending_.emplace(std::max(whole_ns(at), whole_ns(sc_core::sc_time_stamp())), e);
-        notify_next();
-    }
+    // Declares a signal (`name` dotted: the dots are scopes) of `bits` bits; returns its
+    // handle, or -1 when waves are off. All signals come before the first change is written.
+    int add(const std::string& name, unsigned bits, Fold fold, int64_t initial);
+    // Signal `id` gets `event` at simulated time `at` (now if `at` is in the past), on the next
+    // whole nanosecond (the VCD's unit).
+    void post(int id, const sc_core::sc_time& at, int64_t event);
 
   private:
-    static sc_core::sc_time whole_ns(const sc_core::sc_time& t) {
-        const uint64_t ns = sc_core::sc_time(1, sc_core::SC_NS).value();
-        return sc_core::sc_time::from_value((t.value() + ns - 1) / ns * ns);
-    }
-    void apply() {
-        auto end = pending_.upper_bound(sc_core::sc_time_stamp());
-        for (auto it = pending_.begin(); it != end; ++it) Fold::apply(state_, it->second);
-        pending_.erase(pending_.begin(), end);
-        signal_.write(Fold::value(state_));
-        notify_next();
-    }
-    void notify_next() {
-        if (pending_.empty()) return;
-        const auto now = sc_core::sc_time_stamp();
-        const auto t = pending_.begin()->first;
-        wake_.notify(t > now ? t - now : sc_core::SC_ZERO_TIME);
-    }
+    struct Signal {
+        std::string name, code;
+        unsigned bits;
+        Fold fold;
+        int64_t state;
+        uint64_t shown;  // the value last written
+    };
+    uint64_t value(const Signal& s) const;
+    void write_header();
+    void write_value(const Signal& s, uint64_t v);
+    void flush_before(uint64_t ns);  // applies and writes every change before `ns`
 
-    bool on_;
-    State state_;
-    sc_core::sc_signal<T> signal_;
-    sc_core::sc_event wake_;
-    std::multimap<sc_core::sc_time, Event> pending_;
+    std::FILE* file_ = nullptr;
+    bool header_ = false;
+    uint64_t written_ns_ = 0;  // the last timestamp written
+    std::vector<Signal> signals_;
+    std::multimap<uint64_t, std::pair<int, int64_t>> pending_;  // ns -> (signal, event)
 };
 
+// A value (a die's state, a queue depth, a pc): the latest one set wins.
 template <class T>
-struct LastValue {
-    static void apply(T& s, const T& e) { s = e; }
-    static T value(const T& s) { return s; }
-};
-
-// A value (a die's state, a queue depth): the latest one set wins.
-template <class T>
-class Probe : public ScheduledSignal<T, T, T, LastValue<T>> {
+class Probe {
   public:
-    Probe(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name,
-          T initial = T())
-        : ScheduledSignal<T, T, T, LastValue<T>>(name, waves, trace_name, initial) {}
+    // `module_name` is the owner's name for the probe (kept for the call sites' symmetry with
+    // submodules); the VCD shows it as `trace_name`.
+    Probe(const char* /*module_name*/, Waves& waves, const std::string& trace_name, T initial = T())
+        : waves_(waves),
+          id_(waves.add(trace_name, std::is_same_v<T, bool> ? 1 : 8 * sizeof(T), Waves::Fold::Last,
+                        int64_t(initial))) {}
+    bool enabled() const { return id_ >= 0; }
     // The value `v` from simulated time `at` on (now if `at` is in the past).
-    void set(const T& v, const sc_core::sc_time& at) { this->post(v, at); }
+    void set(const T& v, const sc_core::sc_time& at) {
+        if (id_ >= 0) waves_.post(id_, at, int64_t(v));
+    }
+
+  private:
+    Waves& waves_;
+    int id_;
 };
 
-// How many intervals cover the current time, shown as T: a flag (bool: any) or a count.
+// A signal driven by intervals, which may be reported out of time order, touch or overlap: a
+// flag (bool: any interval open) or a count (how many are).
 template <class T>
-struct IntervalCount {
-    static void apply(int& s, const int& e) { s += e; }
-    static T value(const int& s) { return s > 0 ? T(s) : T(0); }
-};
-
-// A signal driven by intervals, which may be reported out of time order, touch or overlap.
-template <class T>
-class IntervalProbe : public ScheduledSignal<T, int, int, IntervalCount<T>> {
+class IntervalProbe {
   public:
-    IntervalProbe(sc_core::sc_module_name name, Waves& waves, const std::string& trace_name)
-        : ScheduledSignal<T, int, int, IntervalCount<T>>(name, waves, trace_name, 0) {}
+    IntervalProbe(const char* /*module_name*/, Waves& waves, const std::string& trace_name)
+        : waves_(waves),
+          id_(waves.add(trace_name, std::is_same_v<T, bool> ? 1 : 8 * sizeof(T),
+                        std::is_same_v<T, bool> ? Waves::Fold::Any : Waves::Fold::Count, 0)) {}
+    bool enabled() const { return id_ >= 0; }
     // One more interval over [start, end).
     void add(const sc_core::sc_time& start, const sc_core::sc_time& end) {
-        if (end <= start) return;
-        this->post(+1, start);
-        this->post(-1, end);
+        if (id_ < 0 || end <= start) return;
+        waves_.post(id_, start, +1);
+        waves_.post(id_, end, -1);
     }
+
+  private:
+    Waves& waves_;
+    int id_;
 };
 
 // A busy flag: high while any busy interval covers the time.

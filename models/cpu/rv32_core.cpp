@@ -158,7 +158,7 @@ void Rv32Core::quantum_check() {
         wait(sc_time::from_value(offset));
         reanchor_if_behind();
     }
-    // With waves on the pc is sampled here; the probe's event then makes the next check wait.
+    // With waves on, the pc is sampled here, at a check the core makes anyway.
     if (pc_probe_) pc_probe_->set(pc_, sc_time::from_value(local_ticks()));
     sync_cycle_ = cycle_ + quantum_cycles_;
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "../canopy_process.hpp"
 
@@ -253,4 +254,32 @@ TEST(PlatformOutputs, WrongBitsOfSlcOrRandomisedOperandsAreSaidToBeExpected) {
     EXPECT_EQ(esp.status, 0) << esp.err;
     EXPECT_NE(esp.out.find("Summary: flash ok,"), std::string::npos) << esp.out;
     EXPECT_EQ(esp.out.find("WRONG"), std::string::npos) << esp.out;
+}
+
+// Observation changes nothing (issue "Debug firmware in the whole platform"): with waves and a
+// trace the run simulates exactly what it does without them. Waves used to make every SPU core
+// synchronise at each quantum (their pc probe scheduled kernel events), which changed 305
+// statistics. The same run twice gives the same waves, byte for byte (no date in the file).
+TEST(PlatformOutputs, WavesAndTraceChangeNoResult) {
+    auto plain = scratch("out-obs-plain"), seen = scratch("out-obs-seen"),
+         again = scratch("out-obs-again");
+    auto p = run_canopy(std::string("run ") + kSmall + " --out " + plain, plain);
+    auto s = run_canopy(std::string("run ") + kSmall + " --vcd --trace --out " + seen, seen);
+    ASSERT_EQ(p.status, 0) << p.err;
+    ASSERT_EQ(s.status, 0) << s.err;
+    EXPECT_EQ(slurp(plain + "/stats.json"), slurp(seen + "/stats.json"));
+    // Every printed result too: all but the wall time and the list of files written.
+    auto results = [](const std::string& out) {
+        std::string kept;
+        std::istringstream in(out);
+        for (std::string line; std::getline(in, line);)
+            if (line.find(" s wall") == std::string::npos && line.rfind("wrote ", 0) != 0)
+                kept += line + "\n";
+        return kept;
+    };
+    EXPECT_EQ(results(p.out), results(s.out));
+    ASSERT_EQ(run_small(again, "--vcd").status, 0);
+    ASSERT_EQ(run_small(seen, "--vcd").status, 0);
+    EXPECT_EQ(slurp(seen + "/waves.vcd"), slurp(again + "/waves.vcd"));
+    EXPECT_EQ(slurp(seen + "/waves.vcd").find("$date"), std::string::npos);
 }
