@@ -122,7 +122,7 @@ void IssHarness::load(cpu::ElfImage image) {
                 uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
             if (!(v & 1)) return;
             finish(IssEnd::ToHost, v >> 1);
-            cpu.halt();
+            cpu.notify_exit(v >> 1);  // an exit, as a debugger should hear it
         });
 }
 

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,28 @@ namespace canopy::cpu {
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
+
+// The registers GDB sees beyond x0-x31 and pc, numbered as GDB's RISC-V target numbers them:
+// a CSR is 65 + its address (org.gnu.gdb.riscv.csr), the privilege mode 65 + 4096
+// (org.gnu.gdb.riscv.virtual); the SPU's segment registers follow it (org.canopy.spu).
+struct CsrReg {
+    const char* name;
+    uint16_t addr;
+};
+constexpr CsrReg kCsrs[] = {
+    {"mstatus", 0x300},  {"misa", 0x301},      {"mie", 0x304},     {"mtvec", 0x305},
+    {"mcountinhibit", 0x320}, {"mscratch", 0x340}, {"mepc", 0x341}, {"mcause", 0x342},
+    {"mtval", 0x343},    {"mip", 0x344},       {"mcycle", 0xB00},  {"minstret", 0xB02},
+    {"mcycleh", 0xB80},  {"minstreth", 0xB82}, {"mvendorid", 0xF11}, {"marchid", 0xF12},
+    {"mimpid", 0xF13},   {"mhartid", 0xF14}};
+constexpr unsigned kFirstCsrReg = 65, kPrivReg = kFirstCsrReg + 4096, kFirstSegReg = kPrivReg + 1;
+constexpr const char* kSegRegs[] = {"seg_code_base", "seg_code_size", "seg_data_base",
+                                    "seg_data_size"};
+
+uint32_t segment_reg(const Segments& s, unsigned i) {
+    const uint32_t v[] = {s.code_base, s.code_size, s.data_base, s.data_size};
+    return v[i];
+}
 
 // GDB's signal numbers (gdb/signals.def) for an exception cause, as a Unix host would raise.
 unsigned trap_signal(uint32_t mcause) {
@@ -286,6 +309,40 @@ void GdbStub::serve(const std::string& reply_to_stop) {
     serving_ = false;
 }
 
+// vCont;ACTION[:THREAD];...: the first action that names a thread, or has none, applies to
+// it (GDB's rule); a thread no action names stays stopped. At most one core steps.
+bool GdbStub::vcont(const std::string& actions, std::string& reply) {
+    std::vector<char> what(cores_.size(), 0);
+    for (const std::string& a : split(actions, ';')) {
+        if (a.empty()) return reply = "E01", true;
+        const char kind = a[0] == 'C' ? 'c' : a[0] == 'S' ? 's' : a[0];
+        if (kind != 'c' && kind != 's') return reply = "E01", true;
+        const auto colon = a.find(':');
+        if (colon == std::string::npos) {
+            for (char& w : what)
+                if (!w) w = kind;
+            continue;
+        }
+        const std::string tid = a.substr(colon + 1);
+        if (tid == "-1" || tid == "0") {
+            for (char& w : what)
+                if (!w) w = kind;
+            continue;
+        }
+        const size_t t = thread_index(tid);
+        if (t == SIZE_MAX) return reply = "E01", true;
+        if (!what[t]) what[t] = kind;
+    }
+    if (std::count(what.begin(), what.end(), 's') > 1) return reply = "E01", true;
+    if (std::count(what.begin(), what.end(), 0) == long(what.size())) return reply = "E01", true;
+    for (size_t i = 0; i < cores_.size(); ++i) {
+        if (what[i] == 'c') cores_[i]->resume();
+        if (what[i] == 's') cores_[i]->step(), c_thread_ = g_thread_ = i;
+    }
+    resumed_ = true;
+    return false;
+}
+
 void GdbStub::resume_all() {
     for (auto* c : cores_) c->resume();
 }
@@ -321,12 +378,27 @@ std::string GdbStub::target_xml() const {
                                   "s8",   "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
     std::string x =
         "<?xml version=\"1.0\"?><!DOCTYPE target SYSTEM \"gdb-target.dtd\"><target>"
-        "<architecture>riscv:rv32</architecture><feature name=\"org.gnu.gdb.riscv.cpu\">";
+        "<architecture>riscv:rv32</architecture>"
+        // Bare metal: without it Debian's GDB takes the host's GNU/Linux ABI, which steps by
+        // planting breakpoints where it guesses the next pc is (wrong after an mret).
+        "<osabi>none</osabi><feature name=\"org.gnu.gdb.riscv.cpu\">";
     for (int i = 0; i < 32; ++i)
         x += std::string("<reg name=\"") + names[i] + "\" bitsize=\"32\" regnum=\"" + std::to_string(i) +
              "\" type=\"" + (i == 1 || i == 8 ? "code_ptr\"" : i == 2 ? "data_ptr\"" : "int\"") + "/>";
-    x += "<reg name=\"pc\" bitsize=\"32\" regnum=\"32\" type=\"code_ptr\"/></feature></target>";
-    return x;
+    x += "<reg name=\"pc\" bitsize=\"32\" regnum=\"32\" type=\"code_ptr\"/></feature>";
+    auto reg = [&](const std::string& name, unsigned regnum) {
+        x += "<reg name=\"" + name + "\" bitsize=\"32\" regnum=\"" + std::to_string(regnum) +
+             "\" type=\"int\" group=\"system\"/>";
+    };
+    x += "<feature name=\"org.gnu.gdb.riscv.csr\">";
+    for (const CsrReg& c : kCsrs) reg(c.name, kFirstCsrReg + c.addr);
+    x += "</feature><feature name=\"org.gnu.gdb.riscv.virtual\">";
+    reg("priv", kPrivReg);
+    // The segments a user-mode app runs in (Willow 3.1), set through the SPU's control
+    // registers: read-only here.
+    x += "</feature><feature name=\"org.canopy.spu\">";
+    for (unsigned i = 0; i < 4; ++i) reg(kSegRegs[i], kFirstSegReg + i);
+    return x + "</feature></target>";
 }
 
 // Answers one packet in `reply`; returns false when the cores are to run (c, s, D, k).
@@ -354,7 +426,11 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
             if (!parse_hex(p.substr(1), n)) return reply = "E01", true;
             if (n < 32) reply = hex_le32(g.reg(unsigned(n)));
             else if (n == 32) reply = hex_le32(g.pc());
-            else if (n >= 65 && n < 65 + 4096) reply = hex_le32(g.csr(uint16_t(n - 65)));
+            else if (n >= kFirstCsrReg && n < kPrivReg)
+                reply = hex_le32(g.csr(uint16_t(n - kFirstCsrReg)));
+            else if (n == kPrivReg) reply = hex_le32(uint32_t(g.privilege()));
+            else if (n >= kFirstSegReg && n < kFirstSegReg + 4)
+                reply = hex_le32(segment_reg(g.segments(), unsigned(n - kFirstSegReg)));
             else reply = "E01";
             return true;
         case 'P': {
@@ -363,9 +439,14 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
             if (eq == std::string::npos || !parse_hex(p.substr(1, eq - 1), n) ||
                 !decode_bytes(p.substr(eq + 1), b) || b.size() != 4)
                 return reply = "E01", true;
-            if (n < 32) g.set_reg(unsigned(n), le32(b, 0));
-            else if (n == 32) g.set_pc(le32(b, 0));
-            else return reply = "E01", true;
+            const uint32_t v = le32(b, 0);
+            if (n < 32) g.set_reg(unsigned(n), v);
+            else if (n == 32) g.set_pc(v);
+            else if (n >= kFirstCsrReg && n < kPrivReg) {
+                if (!g.debug_set_csr(uint16_t(n - kFirstCsrReg), v)) return reply = "E01", true;
+            } else if (n == kPrivReg && (v == 0 || v == 3)) {
+                g.debug_set_privilege(Privilege(v));  // user or machine: the SPU has no other
+            } else return reply = "E01", true;
             reply = "OK";
             return true;
         }
@@ -431,6 +512,20 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
             resumed_ = true;
             return false;
         }
+        case 'C':  // continue or step with a signal: there are no signals to deliver
+        case 'S': {
+            auto semi = p.find(';');
+            return handle(std::string(1, char(p[0] - 'C' + 'c')) +
+                              (semi == std::string::npos ? "" : p.substr(semi + 1)),
+                          reply);
+        }
+        case 'v':
+            if (p == "vCont?") {
+                reply = "vCont;c;C;s;S";  // GDB then steps here, never by breakpoints of its own
+                return true;
+            }
+            if (p.rfind("vCont;", 0) == 0) return vcont(p.substr(6), reply);
+            return true;  // vMustReplyEmpty, vFile...: unsupported
         case 'D':
             send_packet("OK");
             close_connection();
@@ -444,7 +539,7 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
             return false;
         case 'q':
             if (p.rfind("qSupported", 0) == 0)
-                reply = "PacketSize=" + hex_size(RspFramer::kMaxPacketBytes) + ";QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+";
+                reply = "PacketSize=" + hex_size(RspFramer::kMaxPacketBytes) + ";vContSupported+;QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+";
             else if (p == "qfThreadInfo") {
                 reply = "m";
                 for (size_t i = 0; i < cores_.size(); ++i) {

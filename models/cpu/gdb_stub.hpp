@@ -51,6 +51,7 @@ private:
     std::string target_xml() const;
 
     void resume_all();
+    bool vcont(const std::string& actions, std::string& reply);  // false: the cores run
     void detach();
 
     std::vector<Rv32Core*> cores_;

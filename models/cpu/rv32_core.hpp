@@ -128,6 +128,10 @@ class Rv32Core : public sc_core::sc_module {
     uint64_t cycles() const;   // cycles elapsed (since construction; mcycle writes aside)
     uint64_t trap_entries() const { return trap_entries_; }  // exceptions and interrupts taken
     uint32_t csr(uint16_t addr) const;                       // 0 for a CSR that does not exist
+    // The debugger's writes (while stopped): a CSR as csrw would write it (false for one that
+    // does not exist or is read-only), and the privilege mode.
+    bool debug_set_csr(uint16_t addr, uint32_t value);
+    void debug_set_privilege(Privilege p);
 
     // Debug access to memory through the bus (debug transport), for the GDB stub.
     bool debug_read(uint32_t addr, uint8_t* data, uint32_t len);

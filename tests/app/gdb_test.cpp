@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "../canopy_process.hpp"
+#include "cpu/elf_loader.hpp"
 
 using namespace canopy_test;
 
@@ -119,6 +120,57 @@ TEST(PlatformGdb, BreakReadStepWatchAndRunToExit) {
     // counter = 100, then bump(2..5) adds 14: the program exits with 114 (gdb prints octal).
     EXPECT_NE(log.find("exited with code 0162"), std::string::npos) << log;
     EXPECT_EQ(iss.wait_exit(30), 114) << read_text(iss.err);
+}
+
+// stepi stops after exactly one instruction whatever it is: an ecall (at its trap handler), an
+// mret (back at mepc), a fence with a breakpoint on it (stepping off a breakpoint in the RAM of
+// `canopy iss`). GDB used to step by planting breakpoints at the pc it guessed comes next (the
+// stub offered no vCont), so stepi over mret ran on to the end of the program.
+TEST(PlatformGdb, StepiStopsAfterOneInstructionOfAnyKindAndCsrsAreRegisters) {
+    ASSERT_TRUE(have_gdb());
+    auto d = scratch("gdb-stepi");
+    const std::string elf = std::string(CANOPY_FIRMWARE_DIR) + "/step_test.elf";
+    const canopy::cpu::ElfImage image(elf);
+    auto at = [&](const char* symbol) {
+        char b[16];
+        std::snprintf(b, sizeof b, "pc=%x\n", *image.symbol(symbol));
+        return std::string(b);
+    };
+    Background iss("iss --elf " + elf + " --gdb 0 --quiet --out " + d, d);
+    const int port = iss.port(20);
+    ASSERT_GT(port, 0) << read_text(iss.err);
+    const std::string script = d + "/stepi.gdb";
+    std::ofstream(script) << "set confirm off\nset pagination off\nset architecture riscv:rv32\n"
+                          << "file " << elf << "\ntarget remote localhost:" << port << "\n"
+                          << "break at_ecall\ncontinue\nstepi\nprintf \"pc=%x\\n\", $pc\n"
+                          // In the handler: the CSRs and the privilege as GDB names them.
+                          << "info registers mcause\nprintf \"priv=%d\\n\", $priv\n"
+                          << "set $mscratch = 0x1234\nprintf \"mscratch=%x\\n\", $mscratch\n"
+                          << "printf \"seg=%x\\n\", $seg_code_size\n"
+                          << "break at_mret\ncontinue\nstepi\nprintf \"pc=%x\\n\", $pc\n"
+                          << "break at_fence\ncontinue\nstepi\nprintf \"pc=%x\\n\", $pc\n"
+                          << "continue\n";
+    const std::string out = d + "/gdb.out";
+    const int rc = std::system(
+        ("timeout 60 gdb-multiarch -nx -batch -x " + script + " >" + out + " 2>&1").c_str());
+    const std::string log = read_text(out);
+    EXPECT_EQ(WEXITSTATUS(rc), 0) << log;
+    const size_t ecall = log.find(at("handler")), mret = log.find(at("after_ecall"));
+    char fence[16];
+    std::snprintf(fence, sizeof fence, "pc=%x\n", *image.symbol("at_fence") + 4);
+    const size_t off_fence = log.find(fence);
+    EXPECT_NE(ecall, std::string::npos) << "stepi over ecall: " << log;
+    EXPECT_NE(mret, std::string::npos) << "stepi over mret: " << log;
+    EXPECT_NE(off_fence, std::string::npos) << "stepi off a breakpoint on a fence: " << log;
+    EXPECT_TRUE(ecall < mret && mret < off_fence) << log;
+    // The ecall's trap, read and written through the target description's registers.
+    EXPECT_NE(log.find("mcause         0xb"), std::string::npos) << log;
+    EXPECT_NE(log.find("priv=3\n"), std::string::npos) << log;
+    EXPECT_NE(log.find("mscratch=1234\n"), std::string::npos) << log;
+    EXPECT_NE(log.find("seg=0\n"), std::string::npos) << log;  // no app: no segment
+    // The program then ends as it would have without the debugger: tohost = 1, a pass.
+    EXPECT_NE(log.find("exited normally"), std::string::npos) << log;
+    EXPECT_EQ(iss.wait_exit(30), 0) << read_text(iss.err);
 }
 
 TEST(PlatformGdb, DetachLetsTheProgramFinish) {

@@ -1,0 +1,48 @@
+/* Instructions a debugger must be able to single-step (canopy iss --gdb): an ecall into a trap
+ * handler, the handler's mret back, a fence and a breakpoint stepped off in RAM. A RAM program
+ * in the riscv-tests style: it ends by writing 1 (pass) to `tohost`. */
+    .section .text.init, "ax", @progbits
+    .globl _start
+_start:
+    la      t0, handler
+    csrw    mtvec, t0
+    li      s0, 0
+    .globl at_ecall
+at_ecall:
+    ecall                       /* into the handler, which skips it */
+    .globl after_ecall
+after_ecall:
+    addi    s0, s0, 1
+    .globl at_fence
+at_fence:
+    fence
+    addi    s0, s0, 1
+    li      t0, 2
+    bne     s0, t0, fail
+    li      t0, 1               /* pass: (0 << 1) | 1 */
+    j       report
+fail:
+    li      t0, 3               /* fail: (1 << 1) | 1 */
+report:
+    la      t1, tohost
+1:  sw      t0, 0(t1)
+    sw      zero, 4(t1)
+    j       1b
+
+    .align 2
+    .globl handler
+handler:
+    csrr    t0, mepc
+    addi    t0, t0, 4
+    csrw    mepc, t0
+    .globl at_mret
+at_mret:
+    mret
+
+    .section .tohost, "aw", @progbits
+    .align 6
+    .globl tohost
+tohost: .dword 0
+    .align 6
+    .globl fromhost
+fromhost: .dword 0
