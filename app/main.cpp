@@ -88,6 +88,8 @@ void add_output_options(po::options_description& d, app::RunOptions& o,
     d.add_options()("out", po::value(&o.out_dir)->default_value("out"),
                     "directory for stats.json, waves.vcd, trace.json")(
         "vcd", po::bool_switch(&o.vcd), "write waves.vcd")(
+        "vcd-filter", po::value(&o.vcd_filters)->composing(),
+        "keep only the signals this glob matches, e.g. 'nand.ch0.*' (repeatable; implies --vcd)")(
         trace_flag, po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")(
         "quiet", po::bool_switch(&o.quiet), "no progress line and no summary");
 }

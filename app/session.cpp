@@ -24,12 +24,17 @@ using namespace scenarios;
 SessionOutputs::SessionOutputs(const RunOptions& opt, core::Services& services)
     : opt_(opt), services_(services) {
     core::prepare_output_dir(opt.out_dir);  // before anything is simulated
-    if (opt.vcd) services.waves.open(opt.out_dir + "/waves.vcd");
+    if (opt.waves()) services.waves.open(opt.out_dir + "/waves.vcd", opt.vcd_filters);
     if (opt.trace) services.trace.open(opt.out_dir + "/trace.json");
 }
 
 sc_core::sc_time SessionOutputs::simulate(const std::function<bool()>& done,
                                           sc_core::sc_starvation_policy policy) {
+    // The models are built: every signal is declared. A filter that kept none is a typo.
+    for (const std::string& f : services_.waves.unmatched_filters())
+        throw InputError("--vcd-filter", f,
+                         "matches no signal (the names are those of waves.vcd, "
+                         "dotted: 'nand.ch0.*', '*.busy')");
     core::Progress progress(!opt_.quiet);
     const sc_core::sc_time slice(100, sc_core::SC_US);
     auto finished = [&] {
@@ -64,7 +69,7 @@ void SessionOutputs::finish(core::Json header, const std::vector<core::ParamInfo
                   end_.to_seconds() * 1e3, wall_seconds_, note.c_str());
     std::cout << line;
     services_.stats.print_summary(std::cout, elapsed_ns);
-    std::cout << "wrote " << opt_.out_dir << "/stats.json" << (opt_.vcd ? ", waves.vcd" : "")
+    std::cout << "wrote " << opt_.out_dir << "/stats.json" << (opt_.waves() ? ", waves.vcd" : "")
               << (opt_.trace ? ", trace.json" : "") << "\n";
 }
 

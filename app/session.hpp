@@ -20,6 +20,9 @@ struct RunOptions {
     std::optional<uint64_t> seed;
     std::string out_dir = "out";
     bool vcd = false, trace = false, quiet = false;
+    std::vector<std::string>
+        vcd_filters;  // --vcd-filter: globs of the signals kept (implies --vcd)
+    bool waves() const { return vcd || !vcd_filters.empty(); }
     std::string script;  // `canopy flash`: the command script to replay instead of the scenario
 };
 

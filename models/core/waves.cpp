@@ -1,5 +1,7 @@
 #include "core/waves.hpp"
 
+#include <fnmatch.h>
+
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -28,8 +30,10 @@ std::string code_of(size_t i) {
 
 Waves::~Waves() { close(); }
 
-void Waves::open(const std::string& path) {
+void Waves::open(const std::string& path, std::vector<std::string> filters) {
     close();
+    filters_ = std::move(filters);
+    filter_used_.assign(filters_.size(), false);
     std::string name = path;
     if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".vcd") != 0) name += ".vcd";
     file_ = std::fopen(name.c_str(), "w");
@@ -49,8 +53,21 @@ void Waves::close() {
     file_ = nullptr;
 }
 
+std::vector<std::string> Waves::unmatched_filters() const {
+    std::vector<std::string> unmatched;
+    for (size_t i = 0; i < filters_.size(); ++i)
+        if (!filter_used_[i]) unmatched.push_back(filters_[i]);
+    return unmatched;
+}
+
 int Waves::add(const std::string& name, unsigned bits, Fold fold, int64_t initial) {
     if (!file_) return -1;
+    if (!filters_.empty()) {
+        bool kept = false;
+        for (size_t i = 0; i < filters_.size(); ++i)
+            if (fnmatch(filters_[i].c_str(), name.c_str(), 0) == 0) kept = filter_used_[i] = true;
+        if (!kept) return -1;
+    }
     if (header_)
         throw std::logic_error("waves: signal " + name + " declared after the first change");
     Signal s{name, code_of(signals_.size()), bits, fold, initial, 0};

@@ -28,8 +28,11 @@ class Waves {
 
     ~Waves();
     // Must be called before the modules that register probes are built. InputError when the
-    // file cannot be written.
-    void open(const std::string& path);
+    // file cannot be written. With `filters` (shell globs of dotted signal names, as fnmatch
+    // matches them), only the signals one of them matches are kept.
+    void open(const std::string& path, std::vector<std::string> filters = {});
+    // The filters no declared signal matched (to refuse before simulating).
+    std::vector<std::string> unmatched_filters() const;
     bool enabled() const { return file_ != nullptr; }
     // Writes every pending change and closes the file.
     void close();
@@ -55,6 +58,8 @@ class Waves {
     void flush_before(uint64_t ns);  // applies and writes every change before `ns`
 
     std::FILE* file_ = nullptr;
+    std::vector<std::string> filters_;
+    std::vector<bool> filter_used_;
     bool header_ = false;
     uint64_t written_ns_ = 0;  // the last timestamp written
     std::vector<Signal> signals_;

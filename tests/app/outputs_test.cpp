@@ -283,3 +283,28 @@ TEST(PlatformOutputs, WavesAndTraceChangeNoResult) {
     EXPECT_EQ(slurp(seen + "/waves.vcd"), slurp(again + "/waves.vcd"));
     EXPECT_EQ(slurp(seen + "/waves.vcd").find("$date"), std::string::npos);
 }
+
+// --vcd-filter keeps the signals its globs match (and turns waves on); one that matches nothing
+// is a typo, said before anything is simulated.
+TEST(PlatformOutputs, VcdFilterKeepsTheSignalsItMatches) {
+    auto d = scratch("out-vcd-filter");
+    auto r = run_small(d, "--vcd-filter 'nand.ch0.*' --vcd-filter '*.spu1.core.pc'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string v = slurp(d + "/waves.vcd");
+    std::regex var(R"(\$var wire\s+\d+\s+\S+\s+(\w+))");
+    std::set<std::string> names;
+    for (auto it = std::sregex_iterator(v.begin(), v.end(), var); it != std::sregex_iterator();
+         ++it)
+        names.insert((*it)[1]);
+    // Channel 0's bus (busy, queue) and its two dies' states, and one core's pc: no ring, no
+    // link, no other channel.
+    EXPECT_EQ(names, (std::set<std::string>{"busy", "queue", "state", "pc"})) << v.substr(0, 800);
+    EXPECT_NE(v.find("$scope module ch0 $end"), std::string::npos);
+    EXPECT_EQ(v.find("$scope module ch1 $end"), std::string::npos);
+    EXPECT_EQ(v.find("$scope module ring $end"), std::string::npos);
+    auto bad = run_small(d, "--vcd-filter 'nand.chan*'");
+    EXPECT_EQ(bad.status, 2) << bad.err;
+    EXPECT_NE(bad.err.find("--vcd-filter: nand.chan*: matches no signal"), std::string::npos)
+        << bad.err;
+    EXPECT_EQ(bad.out.find("simulated"), std::string::npos);
+}
