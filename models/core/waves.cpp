@@ -100,28 +100,25 @@ void Waves::flush_before(uint64_t ns) {
     if (pending_.empty() || pending_.begin()->first >= ns) return;
     if (!header_) write_header();
     auto it = pending_.begin();
-    for (; it != pending_.end() && it->first < ns; ++it) {
-        Signal& s = signals_[size_t(it->second.first)];
-        if (s.fold == Fold::Last)
-            s.state = it->second.second;
-        else
-            s.state += it->second.second;
-        // Changes at one time: only the value after the last of them counts.
-        auto next = std::next(it);
-        const bool last_at_time = next == pending_.end() || next->first != it->first;
-        if (!last_at_time) continue;
-        for (auto back = it;; --back) {  // every signal touched at this time
-            Signal& t = signals_[size_t(back->second.first)];
-            const uint64_t v = value(t);
-            if (v != t.shown) {
-                if (it->first != written_ns_) {
-                    std::fprintf(file_, "#%llu\n", static_cast<unsigned long long>(it->first));
-                    written_ns_ = it->first;
-                }
-                write_value(t, v);
-                t.shown = v;
+    while (it != pending_.end() && it->first < ns) {
+        // All changes at one time first: only the value after the last of them is shown.
+        const uint64_t t = it->first;
+        auto group_end = it;
+        for (; group_end != pending_.end() && group_end->first == t; ++group_end) {
+            Signal& s = signals_[size_t(group_end->second.first)];
+            s.state = s.fold == Fold::Last ? group_end->second.second
+                                           : s.state + group_end->second.second;
+        }
+        for (; it != group_end; ++it) {
+            Signal& s = signals_[size_t(it->second.first)];
+            const uint64_t v = value(s);
+            if (v == s.shown) continue;
+            if (t != written_ns_) {
+                std::fprintf(file_, "#%llu\n", static_cast<unsigned long long>(t));
+                written_ns_ = t;
             }
-            if (back == pending_.begin() || std::prev(back)->first != it->first) break;
+            write_value(s, v);
+            s.shown = v;
         }
     }
     pending_.erase(pending_.begin(), it);

@@ -1,6 +1,8 @@
 /* Instructions a debugger must be able to single-step (canopy iss --gdb): an ecall into a trap
  * handler, the handler's mret back, a fence and a breakpoint stepped off in RAM. A RAM program
  * in the riscv-tests style: it ends by writing 1 (pass) to `tohost`. */
+#include "tohost.h"
+
     .section .text.init, "ax", @progbits
     .globl _start
 _start:
@@ -24,10 +26,7 @@ at_fence:
 fail:
     li      t0, 3               /* fail: (1 << 1) | 1 */
 report:
-    la      t1, tohost
-1:  sw      t0, 0(t1)
-    sw      zero, 4(t1)
-    j       1b
+    report_tohost t0
 
     .align 2
     .globl handler
@@ -39,10 +38,4 @@ handler:
 at_mret:
     mret
 
-    .section .tohost, "aw", @progbits
-    .align 6
-    .globl tohost
-tohost: .dword 0
-    .align 6
-    .globl fromhost
-fromhost: .dword 0
+    tohost_section

@@ -2,6 +2,8 @@
  * 0x80000000 rather than in the SPU map, without the support library, it reports its result by
  * writing (TESTNUM << 1) | 1 to the `tohost` word, then spins; TESTNUM 0 is a pass. Built twice:
  * TESTNUM 0 (tohost_pass.elf) and TESTNUM 5 (tohost_fail.elf). */
+#include "tohost.h"
+
 #ifndef TESTNUM
 #define TESTNUM 0
 #endif
@@ -17,18 +19,9 @@ _start:
     addi    t0, t0, -1
     bnez    t0, 1b
     li      t0, (TESTNUM << 1) | 1
-    la      t1, tohost
-2:  sw      t0, 0(t1)
-    sw      zero, 4(t1)
-    j       2b
+    report_tohost t0
 
-    .section .tohost, "aw", @progbits
-    .align 6
-    .globl tohost
-tohost: .dword 0
-    .align 6
-    .globl fromhost
-fromhost: .dword 0
+    tohost_section
 
     .data
 counter: .word 0
