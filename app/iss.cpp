@@ -6,7 +6,7 @@
 
 #include "app/version.hpp"
 #include "core/error.hpp"
-#include "cpu/gdb_stub.hpp"
+#include "platform/debugger.hpp"
 #include "platform/iss_machine.hpp"
 #include "platform/platform_config.hpp"
 
@@ -41,10 +41,12 @@ int run_iss(const IssOptions& opt) {
     IssHarness iss(cfg, services);
     iss.load(std::move(image));
     iss.cpu.set_instruction_limit(cfg.max_instructions);
-    std::unique_ptr<cpu::GdbStub> debugger;
-    if (opt.gdb_port)
-        debugger = std::make_unique<cpu::GdbStub>("gdb", std::vector<cpu::Rv32Core*>{&iss.cpu},
-                                                  *opt.gdb_port, std::cerr);
+    std::unique_ptr<platform::Debugger> debugger;
+    if (opt.run.gdb_port)
+        debugger = std::make_unique<platform::Debugger>(
+            outputs.debug_config(), std::vector<cpu::Rv32Core*>{&iss.cpu},
+            std::vector<std::string>{"cpu"}, opt.elf, std::cerr);
+    outputs.watch(debugger.get());
 
     // The run ends where the program ended, at the core's own time: the kernel catches up with
     // the core (which runs ahead of it) and stops there, not at the end of a slice.
@@ -57,10 +59,9 @@ int run_iss(const IssOptions& opt) {
     const uint64_t n = iss.cpu.instret();
     const char* end = "idle";
     int status = kIssIdleStatus;
-    if (debugger && debugger->killed()) {
+    if (outputs.killed("canopy iss: " + opt.elf, "at pc " + hex(iss.cpu.pc()) + " after " +
+                                                     std::to_string(n) + " instructions")) {
         end = "killed";
-        std::cerr << "canopy iss: " << opt.elf << ": killed by the debugger at pc "
-                  << hex(iss.cpu.pc()) << " after " << n << " instructions\n";
     } else
         switch (iss.end()) {
             case IssEnd::Exit:
@@ -115,7 +116,7 @@ int run_iss(const IssOptions& opt) {
                          {"exit_code", iss.exit_code()},
                          {"instructions", n}};
     outputs.finish(header, params);
-    return status;
+    return outputs.exit_status(status);
 }
 
 }  // namespace canopy::app

@@ -11,10 +11,9 @@
 namespace canopy::app {
 
 struct IssOptions {
-    RunOptions run;  // --config, --set, --out, --vcd, --trace, --quiet
+    RunOptions run;  // --config, --set, --out, --vcd, --trace, --quiet, --gdb
     std::string elf;
     std::optional<uint64_t> max_instructions;
-    std::optional<uint16_t> gdb_port;
 };
 
 // Exit status of `canopy iss` when the instruction limit ended the run, when the core went idle

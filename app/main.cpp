@@ -102,6 +102,16 @@ void add_run_options(po::options_description& d, app::RunOptions& o,
     add_output_options(d, o, trace_flag);
 }
 
+const char* const kGdbHelp =
+    "serve GDB on TCP PORT (0: any free port, printed) with every SPU core a thread, halted at "
+    "reset; writes OUT/gdbinit (gdb-multiarch -x OUT/gdbinit)";
+
+// --gdb PORT, range-checked.
+std::optional<uint16_t> gdb_port(const po::variables_map& vm, const std::string& cmd) {
+    if (auto port = whole<uint32_t>(vm, cmd, "gdb", 0, 65535)) return uint16_t(*port);
+    return std::nullopt;
+}
+
 // Parses `args` against `desc`, turning Boost's errors into InputErrors that name the command.
 po::variables_map parse(const std::string& cmd, const std::vector<std::string>& args,
                         const po::options_description& desc,
@@ -144,12 +154,14 @@ int cmd_run(const std::string& cmd, const std::vector<std::string>& args) {
         d.add_options()("script", po::value(&o.script)->required(),
                         "the command script (format: traces/README.md)");
     add_run_options(d, o);
+    if (cmd == "run") d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp);
     d.add_options()("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("script", 1);
     auto vm = parse(cmd, args, d, cmd == "flash" ? &pos : nullptr);
     o.seed = whole<uint64_t>(vm, cmd, "seed", 0, UINT64_MAX);
+    o.gdb_port = gdb_port(vm, cmd);
     return app::run_session(o);
 }
 
@@ -168,7 +180,7 @@ int cmd_replay(const std::vector<std::string>& args) {
         "timed", po::bool_switch(&o.timed),
         "issue each request no earlier than its timestamp (default: as fast as they complete)");
     add_run_options(d, o.run, "trace-json");
-    d.add_options()("help", "this help");
+    d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp)("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("trace", 1);
@@ -177,6 +189,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     o.threads = whole<uint32_t>(vm, "replay", "threads", 1, UINT32_MAX).value_or(2);
     o.disk = whole<uint32_t>(vm, "replay", "disk", 0, UINT32_MAX);
     o.max_requests = whole<uint64_t>(vm, "replay", "max", 0, UINT64_MAX);
+    o.run.gdb_port = gdb_port(vm, "replay");
     return app::run_replay(o);
 }
 
@@ -199,11 +212,16 @@ int cmd_exp(const std::vector<std::string>& args) {
                                "override one key for them: --set key=value "
                                "(repeatable; see `canopy config --dump`)")(
         "out", po::value(&out)->default_value("out"),
-        "directory for NAME.csv, NAME.json, NAME.svg, NAME.config.json")("help", "this help");
+        "directory for NAME.csv, NAME.json, NAME.svg, NAME.config.json")(
+        "gdb", po::value<Whole<uint32_t>>(),
+        "for an experiment whose machines run SPU firmware: each machine serves GDB on TCP PORT "
+        "in turn (0: any free port, printed), every SPU core a thread, halted at reset; writes "
+        "OUT/NAME.gdbinit")("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("name", 1);
-    parse("exp", args, d, &pos);
+    const auto vm = parse("exp", args, d, &pos);
+    opt.debug.gdb_port = gdb_port(vm, "exp");
     if (list) {
         for (const auto& e : experiments::experiments())
             std::cout << e.name << "  " << e.description << "\n";
@@ -223,7 +241,7 @@ int cmd_iss(const std::vector<std::string>& args) {
         "max-instructions", po::value<Whole<uint64_t>>(),
         "stop after N instructions, exit status 3 (overrides iss.max_instructions)")(
         "gdb", po::value<Whole<uint32_t>>(),
-        "serve GDB on TCP PORT (0: any free port) before running");
+        "serve GDB on TCP PORT (0: any free port, printed), the core halted at reset");
     add_config_options(d, o.run);
     add_output_options(d, o.run);
     d.add_options()("help", "this help");
@@ -232,7 +250,7 @@ int cmd_iss(const std::vector<std::string>& args) {
     pos.add("elf", 1);
     auto vm = parse("iss", args, d, &pos);
     o.max_instructions = whole<uint64_t>(vm, "iss", "max-instructions", 0, UINT64_MAX);
-    if (auto port = whole<uint32_t>(vm, "iss", "gdb", 0, 65535)) o.gdb_port = uint16_t(*port);
+    o.run.gdb_port = gdb_port(vm, "iss");
     return app::run_iss(o);
 }
 

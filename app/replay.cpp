@@ -44,13 +44,16 @@ int run_replay(const ReplayOptions& opt) {
     core::Services services;
     services.seed = cfg.sim.seed;
     SessionOutputs outputs(opt.run, services);
+    cfg.debug = outputs.debug_config();
     platform::Platform platform(cfg, services);
     platform::WillowStackConfig sc;
     sc.firmware_dir = cfg.scenario.firmware_dir;
     platform::WillowStack stack(platform, sc);
     stack.start_kernel(BlockReplay::kKernelCore);
     BlockReplay replay(platform, stack, trace, {opt.path, opt.threads, opt.timed});
+    outputs.watch(platform.debugger.get());
     outputs.simulate();
+    if (outputs.killed("canopy replay")) return 1;
 
     const nlohmann::json r = replay.report();
     {
@@ -66,7 +69,7 @@ int run_replay(const ReplayOptions& opt) {
                          {"sim_time_ns", 0.0},
                          {"functional", cfg.nand.functional}};
     outputs.finish(header, params);
-    return platform.host.first_fault().empty() && replay.finished() ? 0 : 1;
+    return outputs.exit_status(platform.host.first_fault().empty() && replay.finished() ? 0 : 1);
 }
 
 }  // namespace canopy::app

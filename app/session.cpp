@@ -38,11 +38,15 @@ sc_core::sc_time SessionOutputs::simulate(const std::function<bool()>& done,
     core::Progress progress(!opt_.quiet);
     const sc_core::sc_time slice(100, sc_core::SC_US);
     auto finished = [&] {
-        return !sc_core::sc_pending_activity() || sc_core::sc_get_status() == sc_core::SC_STOPPED ||
-               (done && done());
+        if (sc_core::sc_get_status() == sc_core::SC_STOPPED || (done && done())) return true;
+        if (sc_core::sc_pending_activity()) return false;
+        // Quiet before the program ended (a core asleep that nothing wakes): an attached
+        // debugger may still stop it and look.
+        return !(done && debugger_ && debugger_->wait_for_interrupt());
     };
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
     while (!finished()) {
+        if (debugger_) debugger_->poll();
         sc_core::sc_start(slice, policy);
         progress.update(sc_core::sc_time_stamp());
     }
@@ -50,6 +54,26 @@ sc_core::sc_time SessionOutputs::simulate(const std::function<bool()>& done,
     wall_seconds_ = progress.wall_seconds();
     end_ = sc_core::sc_time_stamp();
     return end_;
+}
+
+platform::DebugConfig SessionOutputs::debug_config() const {
+    platform::DebugConfig d;
+    d.gdb_port = opt_.gdb_port;
+    if (opt_.gdb_port) d.gdbinit = opt_.out_dir + "/gdbinit";
+    return d;
+}
+
+bool SessionOutputs::killed(const std::string& what, const std::string& where) const {
+    if (!debugger_ || !debugger_->killed()) return false;
+    std::cerr << what << ": killed by the debugger ";
+    if (where.empty()) std::cerr << "at " << core::ns_of(end_) / 1e6 << " ms simulated";
+    std::cerr << where << "; the run did not finish\n";
+    return true;
+}
+
+int SessionOutputs::exit_status(int status) const {
+    if (debugger_) debugger_->end(status);
+    return status;
 }
 
 void SessionOutputs::finish(core::Json header, const std::vector<core::ParamInfo>& params,
@@ -95,6 +119,7 @@ int run_session(const RunOptions& opt) {
     core::Services services;
     services.seed = cfg.sim.seed;
     SessionOutputs outputs(opt, services);
+    cfg.debug = outputs.debug_config();
 
     Platform platform(cfg, services);
     platform.player.load(std::move(ops), opt.script);
@@ -103,7 +128,9 @@ int run_session(const RunOptions& opt) {
     if (cfg.scenario.willow) willow = std::make_unique<WillowScenario>(cfg, platform);
     std::unique_ptr<LockScenario> locks;
     if (run_locks) locks = std::make_unique<LockScenario>(cfg, platform);
+    outputs.watch(platform.debugger.get());
     outputs.simulate();
+    if (outputs.killed("canopy run")) return 1;
 
     FcDemoVerdict flash{platform.player.failures().empty(), ""};
     if (opt.script.empty())
@@ -145,7 +172,7 @@ int run_session(const RunOptions& opt) {
                          {"sim_time_ns", 0.0},
                          {"functional", cfg.nand.functional}};
     outputs.finish(header, params, cfg.nand.functional ? "" : " (timing-only: no data kept)");
-    return flash.ok && host_ok ? 0 : 1;
+    return outputs.exit_status(flash.ok && host_ok ? 0 : 1);
 }
 
 }  // namespace canopy::app

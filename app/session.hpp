@@ -3,6 +3,7 @@
 // pieces every simulating command shares (`run`, `flash`, `iss`) are in SessionOutputs.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "core/config.hpp"
 #include "core/services.hpp"
+#include "platform/debugger.hpp"
 
 namespace canopy::app {
 
@@ -24,6 +26,7 @@ struct RunOptions {
         vcd_filters;  // --vcd-filter: globs of the signals kept (implies --vcd)
     bool waves() const { return vcd || !vcd_filters.empty(); }
     std::string script;  // `canopy flash`: the command script to replay instead of the scenario
+    std::optional<uint16_t> gdb_port;  // --gdb: serve GDB on this port (0: any free one)
 };
 
 // The outputs of one run and the loop that drives the kernel. Construct before elaborating the
@@ -35,10 +38,23 @@ class SessionOutputs {
     SessionOutputs(const RunOptions& opt, core::Services& services);
 
     // Runs the kernel in slices, drawing the progress line, until nothing is pending, the
-    // simulation was stopped, or `done` (optional) says so. Returns the simulated end time: the
-    // end of the last slice, or with SC_EXIT_ON_STARVATION the time of the last activity.
+    // simulation was stopped, or `done` (optional) says so. With a debugger watched and `done`
+    // given, a simulation gone quiet before it is done waits for the debugger's Ctrl-C. Returns the
+    // simulated end time: the end of the last slice, or with SC_EXIT_ON_STARVATION the time of the
+    // last activity.
     sc_core::sc_time simulate(const std::function<bool()>& done = nullptr,
                               sc_core::sc_starvation_policy policy = sc_core::SC_RUN_TO_TIME);
+
+    // --gdb: what the machine's debugger is to do (the port; OUT/gdbinit), and the debugger to
+    // serve between the kernel's slices, outside every SystemC process (it listens for Ctrl-C
+    // there, so that it changes nothing inside the simulation).
+    platform::DebugConfig debug_config() const;
+    void watch(platform::Debugger* debugger) { debugger_ = debugger; }
+    // The debugger ended the run (`kill`): says so on stderr, naming `what` ran and `where` it
+    // stopped (default: the simulated time).
+    bool killed(const std::string& what, const std::string& where = "") const;
+    // The run's exit status, which an attached debugger hears as the program's exit; returns it.
+    int exit_status(int status) const;
 
     // Writes stats.json: `header` (run-level facts), then the effective config from `params`,
     // then every module's statistics; closes trace and waves; unless quiet, prints the time,
@@ -56,6 +72,7 @@ class SessionOutputs {
     core::Services& services_;
     double wall_seconds_ = 0;
     sc_core::sc_time end_;
+    platform::Debugger* debugger_ = nullptr;
 };
 
 // Returns the process exit status: 0, or 1 when the run itself found a problem (a refused

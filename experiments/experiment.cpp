@@ -19,6 +19,7 @@ PlatformConfig ExpOptions::platform(const std::vector<std::string>& extra,
     PlatformConfig cfg = machine ? machine() : PlatformConfig();
     std::vector<core::ParamInfo> p = platform::load_config(cfg, config_file, all);
     if (params) *params = std::move(p);
+    cfg.debug = debug;
     return cfg;
 }
 

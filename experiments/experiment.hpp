@@ -43,6 +43,9 @@ struct ExpOptions {
     std::string out_dir;
     // The machine the experiment starts from (Experiment::machine; empty: the defaults).
     std::function<PlatformConfig()> machine;
+    // --gdb: every machine the experiment builds serves GDB on its SPU cores, in turn (the
+    // gdbinit goes to OUT/NAME.gdbinit; set by run_experiment).
+    platform::DebugConfig debug;
     // That machine, then the file, then the overrides, then `extra` (the experiment's own
     // settings, such as a profile it compares); throws InputError for a bad key or value.
     // `params`, if given, receives the parameter table (for dumps).
@@ -58,6 +61,8 @@ struct Experiment {
     // The machine it starts from when not the platform's defaults (Willow's prototype, say);
     // --config/--set change it (ExpOptions::platform).
     std::function<PlatformConfig()> machine = nullptr;
+    // Its machines boot SPU firmware (SPU-OS and its apps): `--gdb` can debug them.
+    bool runs_firmware = false;
 };
 
 }  // namespace canopy::experiments

@@ -718,7 +718,7 @@ Experiment flashcosmos_experiment() {
                     for (ExpRow& r : flashcosmos_platform_rows(o)) rows.push_back(std::move(r));
                 return rows;
             },
-            flashcosmos_workloads(), flashcosmos_machine};
+            flashcosmos_workloads(), flashcosmos_machine, true};
 }
 
 }  // namespace canopy::experiments

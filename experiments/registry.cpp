@@ -69,12 +69,23 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
                              "unknown workload of '" + e->name + "'; allowed: " + allowed);
         }
     }
+    if (options.debug.gdb_port && !e->runs_firmware)
+        throw InputError(
+            "canopy exp", "--gdb " + std::to_string(*options.debug.gdb_port),
+            "experiment '" + e->name +
+                "' runs no SPU firmware, so there is nothing to debug; these do:" + [] {
+                    std::string v;
+                    for (const auto& x : experiments())
+                        if (x.runs_firmware) v += " " + x.name;
+                    return v;
+                }());
     ExpOptions run_options = options;
     run_options.machine = e->machine;
     std::vector<core::ParamInfo> config;  // what the machines start from, for NAME.config.json
     run_options.platform({}, &config);    // checked up front
     core::prepare_output_dir(out_dir);
     run_options.out_dir = out_dir;
+    if (options.debug.gdb_port) run_options.debug.gdbinit = out_dir + "/" + e->name + ".gdbinit";
     std::vector<ExpRow> rows = e->run(run_options);
     os << e->name << ": " << e->description << "\n";
     for (const auto& o : options.overrides) os << "  --set " << o << "\n";

@@ -134,7 +134,8 @@ Experiment rpc_latency_experiment() {
             "null RPC, Base-IO and Direct-IO 4 KiB reads and writes, one at a time, on PCIe 4.0 x8",
             rpc_latency,
             {},
-            rpc_latency_machine};
+            rpc_latency_machine,
+            true};
 }
 
 }  // namespace canopy::experiments

@@ -360,7 +360,8 @@ Experiment willow_apps_experiment() {
             "prototype's machine",
             willow_apps,
             {},
-            prototype_config};
+            prototype_config,
+            true};
 }
 
 }  // namespace canopy::experiments

@@ -286,7 +286,8 @@ Experiment willow_io_experiment() {
             "and writes, 4 KiB read latency), and the 4 KiB read's time per part",
             willow_io,
             {},
-            prototype_config};
+            prototype_config,
+            true};
 }
 
 }  // namespace canopy::experiments

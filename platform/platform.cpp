@@ -1,5 +1,9 @@
 #include "platform/platform.hpp"
 
+#include <iostream>
+
+#include "core/error.hpp"
+
 namespace canopy::platform {
 
 Platform::Platform(const PlatformConfig& cfg, core::Services& services)
@@ -28,6 +32,19 @@ Platform::Platform(const PlatformConfig& cfg, core::Services& services)
         player.channel[c].bind(port.in);
         if (c < flash.size()) flash[c]->nand.bind(port.in);
         port.out.bind(nand.channel(c).target);
+    }
+    if (cfg.debug.gdb_port) {
+        if (cfg.ssd.firmware.empty())
+            throw InputError("--gdb", std::to_string(*cfg.debug.gdb_port),
+                             "this machine boots no SPU firmware (ssd.firmware is empty): there "
+                             "is nothing to debug");
+        std::vector<cpu::Rv32Core*> cores;
+        std::vector<std::string> names;
+        for (const auto& spu : device.ssd.spus) {
+            cores.push_back(&spu->core);
+            names.push_back(spu->basename());
+        }
+        debugger = std::make_unique<Debugger>(cfg.debug, cores, names, cfg.ssd.firmware, std::cerr);
     }
 }
 

@@ -16,6 +16,7 @@
 #include "core/services.hpp"
 #include "link/pcie_link.hpp"
 #include "nand/channel.hpp"
+#include "platform/debugger.hpp"
 #include "platform/device.hpp"
 #include "platform/flash_player.hpp"
 #include "platform/host_complex.hpp"
@@ -38,6 +39,8 @@ class Platform {
     nand::FlashArray nand;
     FlashPlayer player;
     std::vector<std::unique_ptr<FanIn>> nand_port;  // one per channel
+    // GDB on the SPU cores, when cfg.debug asks for it (after every model: it halts the cores).
+    std::unique_ptr<Debugger> debugger;
 };
 
 }  // namespace canopy::platform

@@ -3,7 +3,9 @@
 // dumping all go through describe().
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,13 @@ struct ScenarioConfig {
     void describe(core::Params& p);
 };
 
+// GDB on the platform (platform/debugger). Set by the command line, not a parameter: a debugger
+// changes no result, so it is neither loaded from a config file nor written to stats.json.
+struct DebugConfig {
+    std::optional<uint16_t> gdb_port;  // --gdb PORT (0: any free port); none: no debugger
+    std::string gdbinit;               // where the GDB script goes ("": not written)
+};
+
 struct PlatformConfig {
     SimConfig sim;
     HostConfig host;
@@ -56,6 +65,7 @@ struct PlatformConfig {
     nand::NandConfig nand;
     ScenarioConfig scenario;
     sw::HostRuntimeConfig software;  // host software layers above the drivers
+    DebugConfig debug;
     void describe(core::Params& p);
     // The SPUs boot scenario.firmware_dir's SPU-OS, unless ssd.firmware names an ELF already;
     // throws std::runtime_error naming `who` when there is no firmware directory.

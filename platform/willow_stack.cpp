@@ -79,6 +79,20 @@ WillowStack::WillowStack(Platform& p, WillowStackConfig c)
       disk(cfg.disk),
       cache_manager(kernel, fs, disk, cfg.caching_app, cached_blocks(disk), cfg.cache_manager) {
     check_regions();
+    if (platform.debugger)  // GDB gets the symbols of every app the kernel will install
+        for (const App& a : apps()) platform.debugger->add_symbols(a.elf);
+}
+
+std::vector<WillowStack::App> WillowStack::apps() const {
+    const std::string& d = cfg.firmware_dir;
+    std::vector<App> v = {{d + "/app_base_io.elf", cfg.base_io_app, kBaseIoSlot},
+                          {d + "/app_direct_io.elf", cfg.direct_io_app, kDirectIoSlot}};
+    if (has_flash_cosmos())
+        v.push_back({d + "/app_flash_cosmos.elf", cfg.flash_cosmos_app, kFlashCosmosSlot});
+    v.push_back({d + "/app_kv.elf", cfg.kv_app, kKvSlot});
+    v.push_back({d + "/app_atomic_writes.elf", cfg.atomic_writes_app, kAtomicWritesSlot});
+    if (cfg.cache_bytes) v.push_back({d + "/app_caching.elf", cfg.caching_app, kCachingSlot});
+    return v;
 }
 
 // The apps' regions are the stack's own choice; the store they must fit in follows from the
@@ -110,20 +124,11 @@ void WillowStack::start_kernel(unsigned core) {
     auto& proc = platform.host.kernel.create_process("kernel");
     platform.host.cores.at(core)->run(proc, [this](host::HostCore& cpu) {
         try {
-            sw::WillowApps& apps = kernel.boot(cpu);
+            sw::WillowApps& installer = kernel.boot(cpu);
             while (on_flash && cfg.flash_free && !cfg.flash_free()) cpu.compute_ns(10'000);
-            if (on_flash) attach_store(apps);
-            apps.install(cfg.firmware_dir + "/app_base_io.elf", cfg.base_io_app, kBaseIoSlot);
-            apps.install(cfg.firmware_dir + "/app_direct_io.elf", cfg.direct_io_app, kDirectIoSlot);
-            if (has_flash_cosmos())
-                apps.install(cfg.firmware_dir + "/app_flash_cosmos.elf", cfg.flash_cosmos_app,
-                             kFlashCosmosSlot);
-            apps.install(cfg.firmware_dir + "/app_kv.elf", cfg.kv_app, kKvSlot);
-            apps.install(cfg.firmware_dir + "/app_atomic_writes.elf", cfg.atomic_writes_app,
-                         kAtomicWritesSlot);
-            if (cfg.cache_bytes)
-                apps.install(cfg.firmware_dir + "/app_caching.elf", cfg.caching_app, kCachingSlot);
-            setup_regions(apps);
+            if (on_flash) attach_store(installer);
+            for (const App& a : apps()) installer.install(a.elf, a.id, a.slot);
+            setup_regions(installer);
             fs.format(cpu, fs_rows() * kernel.spus(), cfg.fs_inodes);
         } catch (...) {
             failed_ = true;  // the programs waiting in wait_ready hear of it

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "host/disk.hpp"
 #include "platform/platform.hpp"
@@ -67,6 +68,13 @@ class WillowStack {
                               kAtomicWritesSlot = 4, kCachingSlot = 5;
 
     WillowStack(Platform& platform, WillowStackConfig cfg);
+
+    // The SSD Apps the kernel installs on every SPU, in order: the ELF, its app id, its slot.
+    struct App {
+        std::string elf;
+        uint32_t id, slot;
+    };
+    std::vector<App> apps() const;
 
     // Starts the kernel program on host core `core` (before sc_start).
     void start_kernel(unsigned core);

@@ -28,12 +28,12 @@ struct CsrReg {
     const char* name;
     uint16_t addr;
 };
-constexpr CsrReg kCsrs[] = {
-    {"mstatus", 0x300},  {"misa", 0x301},      {"mie", 0x304},     {"mtvec", 0x305},
-    {"mcountinhibit", 0x320}, {"mscratch", 0x340}, {"mepc", 0x341}, {"mcause", 0x342},
-    {"mtval", 0x343},    {"mip", 0x344},       {"mcycle", 0xB00},  {"minstret", 0xB02},
-    {"mcycleh", 0xB80},  {"minstreth", 0xB82}, {"mvendorid", 0xF11}, {"marchid", 0xF12},
-    {"mimpid", 0xF13},   {"mhartid", 0xF14}};
+constexpr CsrReg kCsrs[] = {{"mstatus", 0x300}, {"misa", 0x301},          {"mie", 0x304},
+                            {"mtvec", 0x305},   {"mcountinhibit", 0x320}, {"mscratch", 0x340},
+                            {"mepc", 0x341},    {"mcause", 0x342},        {"mtval", 0x343},
+                            {"mip", 0x344},     {"mcycle", 0xB00},        {"minstret", 0xB02},
+                            {"mcycleh", 0xB80}, {"minstreth", 0xB82},     {"mvendorid", 0xF11},
+                            {"marchid", 0xF12}, {"mimpid", 0xF13},        {"mhartid", 0xF14}};
 constexpr unsigned kFirstCsrReg = 65, kPrivReg = kFirstCsrReg + 4096, kFirstSegReg = kPrivReg + 1;
 constexpr const char* kSegRegs[] = {"seg_code_base", "seg_code_size", "seg_data_base",
                                     "seg_data_size"};
@@ -128,11 +128,23 @@ std::vector<std::string> split(const std::string& s, char sep) {
     return v;
 }
 
+// The answer to qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH (`range` is "OFFSET,LENGTH").
+std::string xfer(const std::string& range, const std::string& object) {
+    auto f = split(range, ',');
+    uint64_t a = 0, n = 0;
+    if (f.size() != 2 || !parse_hex(f[0], a) || !parse_hex(f[1], n)) return "E01";
+    return a >= object.size() ? "l" : (a + n >= object.size() ? "l" : "m") + object.substr(a, n);
+}
+
 }  // namespace
 
-GdbStub::GdbStub(sc_core::sc_module_name name, std::vector<Rv32Core*> cores, uint16_t port,
-                 std::ostream& log)
-    : sc_module(name), cores_(std::move(cores)), log_(log) {
+GdbStub::GdbStub(std::vector<Rv32Core*> cores, uint16_t port, std::ostream& log,
+                 std::vector<std::string> names)
+    : cores_(std::move(cores)), names_(std::move(names)), log_(log) {
+    if (names_.size() != cores_.size()) {
+        names_.clear();
+        for (auto* c : cores_) names_.push_back(c->name());
+    }
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;
     ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -147,24 +159,19 @@ GdbStub::GdbStub(sc_core::sc_module_name name, std::vector<Rv32Core*> cores, uin
     socklen_t len = sizeof a;
     ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
     port_ = ntohs(a.sin_port);
+    // Halted at reset: nothing runs until the debugger says so.
     for (auto* c : cores_) {
         c->set_debugger_attached(true);
         c->on_stop([this](Rv32Core& core, StopReason why) { stopped(core, why); });
+        c->halt();
     }
-    SC_HAS_PROCESS(GdbStub);
-    SC_THREAD(watch_for_interrupt);
+    log_ << "canopy: GDB stub listening on localhost:" << port_ << "; cores halted at reset"
+         << std::endl;
 }
 
 GdbStub::~GdbStub() {
     close_connection();
     if (listen_fd_ >= 0) ::close(listen_fd_);
-}
-
-void GdbStub::start_of_simulation() {
-    // Halted at reset: nothing runs until the debugger says so.
-    for (auto* c : cores_) c->halt();
-    log_ << "canopy: GDB stub listening on localhost:" << port_ << "; cores halted at reset"
-         << std::endl;
 }
 
 void GdbStub::close_connection() {
@@ -175,19 +182,38 @@ void GdbStub::close_connection() {
     framer_ = RspFramer();
 }
 
-// Polls the connection for GDB's interrupt byte while the cores run; a stopped core serves it.
-void GdbStub::watch_for_interrupt() {
-    const sc_core::sc_time period(10, sc_core::SC_US);
-    while (!detached_) {
-        wait(period);
-        if (fd_ < 0 || serving_) continue;
-        if (!receive(0)) {
-            detach();  // the debugger went away while the program ran: let it run on
-            break;
-        }
-        if (scan() == RspFramer::Event::Interrupt)
-            for (auto* core : cores_) core->halt();
+void GdbStub::poll() {
+    // Before the reset stop has connected a debugger there is nothing to hear.
+    if (detached_ || serving_ || fd_ < 0) return;
+    if (!receive(0)) {
+        detach();  // the debugger went away while the program ran: let it run on
+        return;
     }
+    if (scan() == RspFramer::Event::Interrupt)
+        for (auto* core : cores_) core->halt();
+}
+
+bool GdbStub::wait_for_interrupt() {
+    while (!detached_ && fd_ >= 0 && !serving_) {
+        if (!receive(-1)) {
+            detach();
+            return false;
+        }
+        if (scan() == RspFramer::Event::Interrupt) {
+            for (auto* core : cores_) core->halt();
+            return true;
+        }
+    }
+    return false;
+}
+
+void GdbStub::end(int status) {
+    if (detached_ || fd_ < 0) return;
+    char reply[8];
+    std::snprintf(reply, sizeof reply, "W%02x", unsigned(status) & 0xFF);
+    send_packet(reply);
+    close_connection();
+    detached_ = true;
 }
 
 // One debugger at a time: a second is told so and let go, the first keeps its session.
@@ -253,7 +279,7 @@ void GdbStub::stopped(Rv32Core& core, StopReason why) {
     if (detached_ || serving_) return;
     size_t index = 0;
     while (index < cores_.size() && cores_[index] != &core) ++index;
-    g_thread_ = c_thread_ = index;
+    g_thread_ = c_thread_ = stopped_core_ = index;
     if (fd_ < 0) {  // the first stop (reset) waits for the debugger to connect
         log_ << "canopy: waiting for GDB on localhost:" << port_ << std::endl;
         fd_ = ::accept(listen_fd_, nullptr, nullptr);
@@ -350,8 +376,10 @@ void GdbStub::resume_all() {
 void GdbStub::detach() {
     for (const auto& p : points_)
         for (auto* c : cores_) {
-            if (p.type == '0' || p.type == '1') c->remove_breakpoint(p.addr);
-            else c->remove_watchpoint(p.addr, p.len, Rv32Core::Watch(p.type - '1'));
+            if (p.type == '0' || p.type == '1')
+                c->remove_breakpoint(p.addr);
+            else
+                c->remove_watchpoint(p.addr, p.len, Rv32Core::Watch(p.type - '1'));
         }
     points_.clear();
     for (auto* c : cores_) c->set_debugger_attached(false);
@@ -361,7 +389,8 @@ void GdbStub::detach() {
 
 size_t GdbStub::thread_index(const std::string& id) const {
     uint64_t v = 0;
-    if (id == "-1" || id == "0" || !parse_hex(id, v) || v == 0 || v > cores_.size()) return SIZE_MAX;
+    if (id == "-1" || id == "0" || !parse_hex(id, v) || v == 0 || v > cores_.size())
+        return SIZE_MAX;
     return size_t(v - 1);
 }
 
@@ -371,10 +400,42 @@ std::string GdbStub::read_registers(Rv32Core& c) const {
     return s + hex_le32(c.pc());
 }
 
+// What `info threads` shows beside a core's name: why it stopped, or what it was doing when
+// another core stopped the platform.
+std::string GdbStub::thread_state(size_t i) const {
+    const Rv32Core& c = *cores_[i];
+    std::string s =
+        names_[i] + ", " + (c.privilege() == Privilege::User ? "user" : "machine") + " mode, ";
+    if (c.exited()) return s + "exited";
+    if (i == stopped_core_) {
+        switch (c.stop_reason()) {
+            case StopReason::Breakpoint:
+                return s + "at a breakpoint";
+            case StopReason::Watchpoint:
+                return s + "at a watchpoint";
+            case StopReason::Step:
+                return s + "stepped";
+            case StopReason::TrapLoop:
+                return s + "in a trap loop";
+            default:
+                return s + "stopped";
+        }
+    }
+    return s + (c.sleeping() ? "waiting in wfi" : "running");
+}
+
+std::string GdbStub::threads_xml() const {
+    std::string x = "<?xml version=\"1.0\"?><threads>";
+    for (size_t i = 0; i < cores_.size(); ++i)
+        x += "<thread id=\"" + hex_size(i + 1) + "\" core=\"" + std::to_string(i) + "\" name=\"" +
+             names_[i] + "\">" + thread_state(i) + "</thread>";
+    return x + "</threads>";
+}
+
 std::string GdbStub::target_xml() const {
-    static const char* names[] = {"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2",
-                                  "fp",   "s1", "a0", "a1", "a2",  "a3",  "a4", "a5",
-                                  "a6",   "a7", "s2", "s3", "s4",  "s5",  "s6", "s7",
+    static const char* names[] = {"zero", "ra", "sp",  "gp",  "tp", "t0", "t1", "t2",
+                                  "fp",   "s1", "a0",  "a1",  "a2", "a3", "a4", "a5",
+                                  "a6",   "a7", "s2",  "s3",  "s4", "s5", "s6", "s7",
                                   "s8",   "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
     std::string x =
         "<?xml version=\"1.0\"?><!DOCTYPE target SYSTEM \"gdb-target.dtd\"><target>"
@@ -383,8 +444,12 @@ std::string GdbStub::target_xml() const {
         // planting breakpoints where it guesses the next pc is (wrong after an mret).
         "<osabi>none</osabi><feature name=\"org.gnu.gdb.riscv.cpu\">";
     for (int i = 0; i < 32; ++i)
-        x += std::string("<reg name=\"") + names[i] + "\" bitsize=\"32\" regnum=\"" + std::to_string(i) +
-             "\" type=\"" + (i == 1 || i == 8 ? "code_ptr\"" : i == 2 ? "data_ptr\"" : "int\"") + "/>";
+        x += std::string("<reg name=\"") + names[i] + "\" bitsize=\"32\" regnum=\"" +
+             std::to_string(i) + "\" type=\"" +
+             (i == 1 || i == 8 ? "code_ptr\""
+              : i == 2         ? "data_ptr\""
+                               : "int\"") +
+             "/>";
     x += "<reg name=\"pc\" bitsize=\"32\" regnum=\"32\" type=\"code_ptr\"/></feature>";
     auto reg = [&](const std::string& name, unsigned regnum) {
         x += "<reg name=\"" + name + "\" bitsize=\"32\" regnum=\"" + std::to_string(regnum) +
@@ -424,14 +489,18 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
         }
         case 'p':
             if (!parse_hex(p.substr(1), n)) return reply = "E01", true;
-            if (n < 32) reply = hex_le32(g.reg(unsigned(n)));
-            else if (n == 32) reply = hex_le32(g.pc());
+            if (n < 32)
+                reply = hex_le32(g.reg(unsigned(n)));
+            else if (n == 32)
+                reply = hex_le32(g.pc());
             else if (n >= kFirstCsrReg && n < kPrivReg)
                 reply = hex_le32(g.csr(uint16_t(n - kFirstCsrReg)));
-            else if (n == kPrivReg) reply = hex_le32(uint32_t(g.privilege()));
+            else if (n == kPrivReg)
+                reply = hex_le32(uint32_t(g.privilege()));
             else if (n >= kFirstSegReg && n < kFirstSegReg + 4)
                 reply = hex_le32(segment_reg(g.segments(), unsigned(n - kFirstSegReg)));
-            else reply = "E01";
+            else
+                reply = "E01";
             return true;
         case 'P': {
             auto eq = p.find('=');
@@ -440,13 +509,16 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
                 !decode_bytes(p.substr(eq + 1), b) || b.size() != 4)
                 return reply = "E01", true;
             const uint32_t v = le32(b, 0);
-            if (n < 32) g.set_reg(unsigned(n), v);
-            else if (n == 32) g.set_pc(v);
+            if (n < 32)
+                g.set_reg(unsigned(n), v);
+            else if (n == 32)
+                g.set_pc(v);
             else if (n >= kFirstCsrReg && n < kPrivReg) {
                 if (!g.debug_set_csr(uint16_t(n - kFirstCsrReg), v)) return reply = "E01", true;
             } else if (n == kPrivReg && (v == 0 || v == 3)) {
                 g.debug_set_privilege(Privilege(v));  // user or machine: the SPU has no other
-            } else return reply = "E01", true;
+            } else
+                return reply = "E01", true;
             reply = "OK";
             return true;
         }
@@ -455,7 +527,8 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
             if (f.size() != 2 || !parse_hex(f[0], a) || !parse_hex(f[1], n) || n > 0x1000)
                 return reply = "E01", true;
             std::vector<uint8_t> b(n);
-            reply = g.debug_read(uint32_t(a), b.data(), uint32_t(n)) ? hex_bytes(b.data(), n) : "E14";
+            reply =
+                g.debug_read(uint32_t(a), b.data(), uint32_t(n)) ? hex_bytes(b.data(), n) : "E14";
             return true;
         }
         case 'M': {
@@ -477,13 +550,16 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
             Point pt{f[0][0], uint32_t(a), uint32_t(n)};
             const bool add = p[0] == 'Z';
             for (auto* c : cores_) {
-                if (pt.type <= '1') add ? c->add_breakpoint(pt.addr) : c->remove_breakpoint(pt.addr);
+                if (pt.type <= '1')
+                    add ? c->add_breakpoint(pt.addr) : c->remove_breakpoint(pt.addr);
                 else {
                     auto kind = Rv32Core::Watch(pt.type - '1');  // 2 write, 3 read, 4 access
-                    add ? c->add_watchpoint(pt.addr, pt.len, kind) : c->remove_watchpoint(pt.addr, pt.len, kind);
+                    add ? c->add_watchpoint(pt.addr, pt.len, kind)
+                        : c->remove_watchpoint(pt.addr, pt.len, kind);
                 }
             }
-            if (add) points_.push_back(pt);
+            if (add)
+                points_.push_back(pt);
             else
                 for (auto it = points_.begin(); it != points_.end(); ++it)
                     if (*it == pt) {
@@ -539,7 +615,9 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
             return false;
         case 'q':
             if (p.rfind("qSupported", 0) == 0)
-                reply = "PacketSize=" + hex_size(RspFramer::kMaxPacketBytes) + ";vContSupported+;QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+";
+                reply = "PacketSize=" + hex_size(RspFramer::kMaxPacketBytes) +
+                        ";vContSupported+;QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+;"
+                        "qXfer:threads:read+";
             else if (p == "qfThreadInfo") {
                 reply = "m";
                 for (size_t i = 0; i < cores_.size(); ++i) {
@@ -557,13 +635,12 @@ bool GdbStub::handle(const std::string& p, std::string& reply) {
                 reply = "1";
             else if (p.rfind("qThreadExtraInfo,", 0) == 0) {
                 size_t t = thread_index(p.substr(17));
-                std::string name = t == SIZE_MAX ? "?" : cores_[t]->name();
-                reply = hex_bytes(reinterpret_cast<const uint8_t*>(name.data()), name.size());
+                std::string state = t == SIZE_MAX ? "?" : thread_state(t);
+                reply = hex_bytes(reinterpret_cast<const uint8_t*>(state.data()), state.size());
             } else if (p.rfind("qXfer:features:read:target.xml:", 0) == 0) {
-                auto f = split(p.substr(31), ',');
-                const std::string x = target_xml();
-                if (f.size() != 2 || !parse_hex(f[0], a) || !parse_hex(f[1], n)) return reply = "E01", true;
-                reply = a >= x.size() ? "l" : (a + n >= x.size() ? "l" : "m") + x.substr(a, n);
+                reply = xfer(p.substr(31), target_xml());
+            } else if (p.rfind("qXfer:threads:read::", 0) == 0) {
+                reply = xfer(p.substr(20), threads_xml());
             }
             return true;
         case 'Q':

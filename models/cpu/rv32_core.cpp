@@ -58,8 +58,6 @@ Rv32Core::Rv32Core(sc_core::sc_module_name name, const CoreConfig& cfg, core::Se
       st_bus_fetches_(services.stats.counter(this->name(), "fetches.bus",
                                              "instruction fetches through b_transport (no DMI)")),
       st_interrupts_(services.stats.counter(this->name(), "interrupts", "interrupts taken")),
-      st_decodes_(services.stats.counter(this->name(), "decodes",
-                                         "instructions decoded into the decode cache")),
       st_wfi_ns_(services.stats.sum(this->name(), "wfi_sleep", "ns", "time asleep in wfi")),
       track_(services.trace.track(this->name())) {
     for (uint32_t c : {cause::kInstrMisaligned, cause::kInstrAccessFault, cause::kIllegalInstr,

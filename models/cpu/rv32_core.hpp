@@ -23,11 +23,11 @@
 // the calling thread, and the core would run on until its next sync.
 //
 // Observability. Statistics under the core's name ("spu0.core"): instructions (key), cycles,
-// decodes, loads/stores through DMI and through b_transport, bus fetches, trap.<cause>,
+// loads/stores through DMI and through b_transport, bus fetches, trap.<cause>,
 // interrupts, wfi_sleep (ns). Each trap is a zero-length event on the core's track of the
 // transaction trace (args mcause, mtval, epc). With waves on, "<name>.pc" is sampled at every
-// quantum boundary and stop (its pending update makes the core sync every quantum, so waves
-// cost speed) and "<name>.priv" shows the privilege (always 3); with waves off neither exists.
+// quantum boundary and stop, checks the core makes anyway (no extra synchronisation), and
+// "<name>.priv" shows the privilege; with waves off neither exists.
 //
 // Memory. The decode cache covers DMI regions readable by the core (windows of at most 1 MiB);
 // any store that hits a decoded 64-byte line invalidates that line (so self-modifying code works
@@ -166,6 +166,10 @@ class Rv32Core : public sc_core::sc_module {
     // instruction with StopReason::Exit. Call it from the exit device's callback.
     void notify_exit(uint32_t code);
     bool exited() const { return exited_; }
+    bool sleeping() const { return sleeping_; }  // (added) in wfi, waiting for an interrupt
+    // (added) Instructions decoded into the decode cache: how the simulator works, not what the
+    // SPU did, so not a statistic (a debugger's breakpoints make it decode again).
+    uint64_t decodes() const { return decodes_; }
     uint32_t exit_code() const { return exit_code_; }
     // (added) Why the core last stopped; the address whose access hit a watchpoint.
     StopReason stop_reason() const { return stop_reason_; }
@@ -307,7 +311,8 @@ class Rv32Core : public sc_core::sc_module {
         uint64_t instret, cycles, dmi_loads, dmi_stores, bus_loads, bus_stores, bus_fetches;
     } flushed_{};
     core::Counter &st_instret_, &st_cycles_, &st_dmi_loads_, &st_dmi_stores_, &st_bus_loads_,
-        &st_bus_stores_, &st_bus_fetches_, &st_interrupts_, &st_decodes_;
+        &st_bus_stores_, &st_bus_fetches_, &st_interrupts_;
+    uint64_t decodes_ = 0;
     core::Sum& st_wfi_ns_;
     std::array<core::Counter*, 16> st_traps_{};
     std::array<core::Counter*, 12> st_irqs_{};

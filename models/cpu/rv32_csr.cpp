@@ -112,12 +112,15 @@ void Rv32Core::park(StopReason r) {
     if (pc_probe_) pc_probe_->set(pc_, sc_time::from_value(local_ticks()));
     const auto callbacks = stop_cbs_;  // a callback may register another
     for (const auto& cb : callbacks) cb(*this, r);
+    // A stop the debugger resumed at once (it looked, then continued or stepped) took no
+    // simulated time: the core keeps its quantum grid, so the run goes on exactly as it would
+    // have without the stop.
     if (stopped_) {
         sync_to_kernel();
         while (stopped_) wait(run_event_);
+        reanchor_if_behind();
+        sync_cycle_ = cycle_ + quantum_cycles_;
     }
-    reanchor_if_behind();
-    sync_cycle_ = cycle_ + quantum_cycles_;
     need_resolve_ = true;  // the debugger may have changed code, pc or breakpoints
     skip_bp_pc_ = breakpoints_.count(pc_) ? pc_ : kNoSkip;
 }

@@ -95,7 +95,7 @@ void Rv32Core::decode_at(Insn* ip, uint32_t pc) {
         const uint64_t hi = std::max<uint64_t>(uint64_t(code_lo_) + code_span_, line + kLineBytes);
         code_lo_ = uint32_t(lo), code_span_ = uint32_t(std::min<uint64_t>(hi - lo, 0xffffffffu));
     }
-    st_decodes_.add();
+    ++decodes_;
 }
 
 // A store hit the decoded range: drop the decodes of the line it wrote, if any.

@@ -310,4 +310,85 @@ TEST(PlatformGdb, ATrapLoopStopsWithTheFaultsSignal) {
     EXPECT_NE(iss.wait_exit(30), -1);
 }
 
+// The whole platform under GDB, as a firmware engineer debugs SPU-OS beside the host: `canopy
+// run --gdb` on the default scenario, GDB started with the gdbinit the run wrote (SPU-OS and every
+// installed app's symbols). Every SPU is a thread; a breakpoint in SPU-OS's RPC dispatch on spu3,
+// conditional on a Base-IO request, stops the platform while the host does Base-IO; the trap CSRs
+// and the segment registers are readable; stepi over the mret that enters the app lands on the
+// app's first instruction in user mode; continue runs to the end. The stops take no simulated
+// time, so the run's report and stats.json are byte-identical to a run without the debugger.
+TEST(PlatformGdb, TheWholePlatformUnderGdbStopsAtAnRpcAndChangesNoResult) {
+    ASSERT_TRUE(have_gdb());
+    auto d = scratch("gdb-platform");
+    const canopy_test::Run plain = run_canopy("run --quiet --out " + d + "/plain", d);
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    Background run("run --quiet --gdb 0 --out " + d + "/gdb", d);
+    ASSERT_GT(run.port(60), 0) << read_text(run.err);
+    const std::string gdbinit = read_text(d + "/gdb/gdbinit");
+    for (const char* elf : {"spu_os.elf", "app_base_io.elf", "app_direct_io.elf", "app_kv.elf"})
+        EXPECT_NE(gdbinit.find(elf), std::string::npos) << gdbinit;
+    const std::string script = d + "/session.gdb";
+    std::ofstream(script) << "set pagination off\n"
+                             "info threads\n"
+                             "break spu_os_run_handler thread 4\n"
+                             // app 1 is Base-IO (WillowStackConfig::base_io_app)
+                             "condition 1 (spu_os_rpc.h.rpc_id >> 8) == 1\n"
+                             "continue\n"
+                             "printf \"app=%d\\n\", spu_os_rpc.h.rpc_id >> 8\n"
+                             "info registers mcause\n"
+                             "printf \"data segment %x+%x\\n\", $seg_data_base, $seg_data_size\n"
+                             "delete\n"
+                             "break *spu_os_mret\n"
+                             "continue\n"
+                             "printf \"mret to %x\\n\", $mepc\n"
+                             "stepi\n"
+                             "printf \"pc=%x priv=%d\\n\", $pc, $priv\n"
+                             "delete\n"
+                             "continue\n";
+    const std::string out = d + "/gdb.out";
+    const int rc = std::system(("timeout 300 gdb-multiarch -nx -batch -x " + d +
+                                "/gdb/gdbinit -x " + script + " >" + out + " 2>&1")
+                                   .c_str());
+    const std::string log = read_text(out);
+    EXPECT_EQ(WEXITSTATUS(rc), 0) << log;
+    for (int i = 0; i < 8; ++i)
+        EXPECT_NE(log.find("Thread " + std::to_string(i + 1) + " \"spu" + std::to_string(i) + "\""),
+                  std::string::npos)
+            << log;
+    EXPECT_NE(log.find("Thread 4 \"spu3\" hit Breakpoint 1, spu_os_run_handler"), std::string::npos)
+        << log;
+    EXPECT_NE(log.find("app=1\n"), std::string::npos) << log;
+    // SPU-OS serves requests in machine mode; the last trap it took was the ecall with which the
+    // previous handler returned to it from user mode (mcause 8).
+    EXPECT_NE(log.find("mcause         0x8"), std::string::npos) << log;
+    // Base-IO runs in its own data slot, which the segment registers open (nonzero size).
+    const std::regex seg("data segment ([0-9a-f]+)\\+([0-9a-f]+)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(log, m, seg)) << log;
+    EXPECT_NE(m[2], "0") << log;
+    // stepi over the mret: at mepc, in user mode (0).
+    const std::regex mret("mret to ([0-9a-f]+)\n");
+    ASSERT_TRUE(std::regex_search(log, m, mret)) << log;
+    EXPECT_NE(log.find("pc=" + m[1].str() + " priv=0\n"), std::string::npos) << log;
+    EXPECT_NE(log.find("exited normally"), std::string::npos) << log;
+    EXPECT_EQ(run.wait_exit(120), 0) << read_text(run.err);
+    EXPECT_EQ(read_text(d + "/canopy.out"), plain.out);
+    EXPECT_EQ(read_text(d + "/gdb/stats.json"), read_text(d + "/plain/stats.json"));
+}
+
+// --gdb on a machine with no SPU firmware, or with a port out of range, is refused up front.
+TEST(PlatformGdb, GdbWithNothingToDebugIsRefused) {
+    auto d = scratch("gdb-refused");
+    canopy_test::Run r = run_canopy("run --gdb 70000 --out " + d, d);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--gdb"), std::string::npos) << r.err;
+    r = run_canopy("run --gdb 0 --set scenario.willow=false --set ssd.firmware= --out " + d, d);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("boots no SPU firmware"), std::string::npos) << r.err;
+    r = run_canopy("exp pcie-latency --quick --gdb 0 --out " + d, d);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("runs no SPU firmware"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("willow-io"), std::string::npos) << r.err;  // what can be debugged
+}
+
 #endif

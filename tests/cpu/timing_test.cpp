@@ -292,7 +292,7 @@ TEST_F(CpuMemory, RevokedDmiFallsBackAndIsAcquiredAgain) {
     ASSERT_TRUE(exited()) << trap_log();
     EXPECT_EQ(exit_code(), 2000u * 2001u / 2u);
     // Decoded twice: before and after the revocation.
-    EXPECT_GE(stat("spu0.core", "decodes"), 2u * 5u);
+    EXPECT_GE(core().decodes(), 2u * 5u);
     EXPECT_EQ(stat("spu0.core", "loads.bus"), 0u);
     EXPECT_EQ(stat("spu0.core", "loads.dmi"), 2000u);
 }

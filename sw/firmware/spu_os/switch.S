@@ -67,6 +67,9 @@ resume:
     lw      x30, 120(a0)
     lw      x31, 124(a0)
     lw      x10, 40(a0)
+    /* A name for the debugger: `break *spu_os_mret` stops where the app is entered. */
+    .globl spu_os_mret
+spu_os_mret:
     mret
     .size spu_os_enter, . - spu_os_enter
 

@@ -1,0 +1,40 @@
+#include "platform/debugger.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+
+namespace canopy::platform {
+
+Debugger::Debugger(const DebugConfig& cfg, const std::vector<cpu::Rv32Core*>& cores,
+                   const std::vector<std::string>& names, const std::string& firmware,
+                   std::ostream& log)
+    : cfg_(cfg), stub_(cores, cfg.gdb_port.value_or(0), log, names) {
+    elves_.push_back(firmware);
+    write_gdbinit();
+}
+
+void Debugger::add_symbols(const std::string& elf) {
+    elves_.push_back(elf);
+    write_gdbinit();
+}
+
+void Debugger::write_gdbinit() const {
+    if (cfg_.gdbinit.empty()) return;
+    std::ofstream f(cfg_.gdbinit);
+    if (!f) throw InputError("--gdb", cfg_.gdbinit, "cannot write the GDB script here");
+    auto absolute = [](const std::string& p) { return std::filesystem::absolute(p).string(); };
+    f << "# Written by canopy for this run: gdb-multiarch -x " << cfg_.gdbinit << "\n"
+      << "# SPU-OS, then each SSD App at the slot it is linked for; threads are the SPU cores.\n"
+      << "set architecture riscv:rv32\n"
+      << "set confirm off\n"  // add-symbol-file would ask for each app
+      << "file " << absolute(elves_.front()) << "\n";
+    // The apps are linked at their slots' addresses, so their sections load where they sit.
+    for (size_t i = 1; i < elves_.size(); ++i)
+        f << "add-symbol-file " << absolute(elves_[i]) << "\n";
+    f << "set confirm on\n"
+      << "target remote localhost:" << port() << "\n";
+}
+
+}  // namespace canopy::platform
