@@ -36,6 +36,8 @@ void Waves::open(const std::string& path, std::vector<std::string> filters) {
     filter_used_.assign(filters_.size(), false);
     std::string name = path;
     if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".vcd") != 0) name += ".vcd";
+    stem_ = name.substr(0, name.size() - 4);
+    tables_.clear();
     file_ = std::fopen(name.c_str(), "w");
     if (!file_)
         throw InputError(path, "", std::string("cannot open for writing: ") + std::strerror(errno));
@@ -51,6 +53,30 @@ void Waves::close() {
     if (!header_) write_header();
     std::fclose(file_);
     file_ = nullptr;
+    write_translate_files();
+}
+
+// GTKWave shows a multi-bit value in hex, zero-padded to the signal's width: the filter's
+// left-hand sides must read the same.
+void Waves::write_translate_files() const {
+    for (const auto& [tag, table] : tables_) {
+        const std::string path = stem_ + "." + tag + ".txt";
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        if (!f)
+            throw InputError(path, "",
+                             std::string("cannot open for writing: ") + std::strerror(errno));
+        std::fprintf(
+            f,
+            "# GTKWave translate filter: select the signals, then Edit > Data Format >\n"
+            "# Translate Filter File > Enable and Select > Add Filter to List > this file.\n"
+            "# For:");
+        for (const std::string& sig : table.signals) std::fprintf(f, " %s", sig.c_str());
+        std::fprintf(f, "\n");
+        for (const auto& [value, name] : table.names.names)
+            std::fprintf(f, "%0*llx %s\n", int((table.bits + 3) / 4),
+                         static_cast<unsigned long long>(value), name.c_str());
+        std::fclose(f);
+    }
 }
 
 std::vector<std::string> Waves::unmatched_filters() const {
@@ -60,7 +86,8 @@ std::vector<std::string> Waves::unmatched_filters() const {
     return unmatched;
 }
 
-int Waves::add(const std::string& name, unsigned bits, Fold fold, int64_t initial) {
+int Waves::add(const std::string& name, unsigned bits, Fold fold, int64_t initial,
+               const ValueNames* names) {
     if (!file_) return -1;
     if (!filters_.empty()) {
         bool kept = false;
@@ -70,6 +97,12 @@ int Waves::add(const std::string& name, unsigned bits, Fold fold, int64_t initia
     }
     if (header_)
         throw std::logic_error("waves: signal " + name + " declared after the first change");
+    if (names) {
+        Table& table = tables_[names->tag];
+        table.names = *names;
+        table.bits = bits;  // one table serves signals of one width
+        table.signals.push_back(name);
+    }
     Signal s{name, code_of(signals_.size()), bits, fold, initial, 0};
     s.shown = value(s);
     signals_.push_back(s);

@@ -26,6 +26,14 @@ class Waves {
         Any,    // as Count, shown as one bit: any interval open
     };
 
+    // Names for a signal's values (a die's operation, a privilege mode). GTKWave shows them
+    // through a translate filter file, which the waves write beside the VCD, one per table:
+    // `<vcd stem>.<tag>.txt` (Edit > Data Format > Translate Filter File > Enable and Select).
+    struct ValueNames {
+        std::string tag;  // the file's name part: "die_state"
+        std::vector<std::pair<uint64_t, std::string>> names;
+    };
+
     ~Waves();
     // Must be called before the modules that register probes are built. InputError when the
     // file cannot be written. With `filters` (shell globs of dotted signal names, as fnmatch
@@ -39,7 +47,8 @@ class Waves {
 
     // Declares a signal (`name` dotted: the dots are scopes) of `bits` bits; returns its
     // handle, or -1 when waves are off. All signals come before the first change is written.
-    int add(const std::string& name, unsigned bits, Fold fold, int64_t initial);
+    int add(const std::string& name, unsigned bits, Fold fold, int64_t initial,
+            const ValueNames* names = nullptr);
     // Signal `id` gets `event` at simulated time `at` (now if `at` is in the past), on the next
     // whole nanosecond (the VCD's unit).
     void post(int id, const sc_core::sc_time& at, int64_t event);
@@ -56,8 +65,16 @@ class Waves {
     void write_header();
     void write_value(const Signal& s, uint64_t v);
     void flush_before(uint64_t ns);  // applies and writes every change before `ns`
+    void write_translate_files() const;
 
     std::FILE* file_ = nullptr;
+    std::string stem_;  // the VCD's path without ".vcd"
+    struct Table {
+        ValueNames names;
+        unsigned bits = 0;
+        std::vector<std::string> signals;  // that use it
+    };
+    std::map<std::string, Table> tables_;  // by tag
     std::vector<std::string> filters_;
     std::vector<bool> filter_used_;
     bool header_ = false;
@@ -72,10 +89,11 @@ class Probe {
   public:
     // `module_name` is the owner's name for the probe (kept for the call sites' symmetry with
     // submodules); the VCD shows it as `trace_name`.
-    Probe(const char* /*module_name*/, Waves& waves, const std::string& trace_name, T initial = T())
+    Probe(const char* /*module_name*/, Waves& waves, const std::string& trace_name, T initial = T(),
+          const Waves::ValueNames* names = nullptr)
         : waves_(waves),
           id_(waves.add(trace_name, std::is_same_v<T, bool> ? 1 : 8 * sizeof(T), Waves::Fold::Last,
-                        int64_t(initial))) {}
+                        int64_t(initial), names)) {}
     bool enabled() const { return id_ >= 0; }
     // The value `v` from simulated time `at` on (now if `at` is in the past).
     void set(const T& v, const sc_core::sc_time& at) {

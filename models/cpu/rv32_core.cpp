@@ -87,9 +87,10 @@ Rv32Core::Rv32Core(sc_core::sc_module_name name, const CoreConfig& cfg, core::Se
     if (services.waves.enabled()) {
         pc_probe_ = std::make_unique<core::Probe<uint32_t>>("pc_probe", services.waves,
                                                             std::string(this->name()) + ".pc", pc_);
-        priv_probe_ = std::make_unique<core::Probe<uint8_t>>("priv_probe", services.waves,
-                                                             std::string(this->name()) + ".priv",
-                                                             uint8_t(Privilege::Machine));
+        static const core::Waves::ValueNames priv_names{"priv", {{0, "USER"}, {3, "MACHINE"}}};
+        priv_probe_ = std::make_unique<core::Probe<uint8_t>>(
+            "priv_probe", services.waves, std::string(this->name()) + ".priv",
+            uint8_t(Privilege::Machine), &priv_names);
     }
     SC_HAS_PROCESS(Rv32Core);
     SC_THREAD(thread);

@@ -13,6 +13,7 @@ PcieLink::Direction::Direction(const std::string& n, const LayerLatency& l, core
     : name(n),
       latency(l.total_ns(), sc_core::SC_NS),
       probe((n.substr(n.rfind('.') + 1) + "_busy").c_str(), s.waves, n + ".busy"),
+      vc_busy{{"vc0_busy", s.waves, n + ".vc0.busy"}, {"vc1_busy", s.waves, n + ".vc1.busy"}},
       wire(&s.stats.occupancy(n, "wire", "TLP and DLLP serialisation on this direction", true),
            &probe),
       tlps(s.stats.counter(n, "tlps", "TLPs sent")),
@@ -140,7 +141,9 @@ core::SharedResource::Grant PcieLink::send(Direction& d, const Tlp& t, uint8_t v
     d.payload_bytes.add(t.payload_bytes());
     d.vc_tlps[vc]->add();
     d.vc_bytes[vc]->add(bytes);
-    return d.wire.reserve(at, wire_time(bytes));
+    const core::SharedResource::Grant g = d.wire.reserve(at, wire_time(bytes));
+    d.vc_busy[vc].busy(g.start, g.end);
+    return g;
 }
 
 sc_time PcieLink::wire_time(uint64_t bytes) {

@@ -76,6 +76,7 @@ class PcieLink : public sc_core::sc_module {
         std::string name;
         sc_core::sc_time latency;
         core::BusyProbe probe;
+        core::BusyProbe vc_busy[2];  // the wire busy with this virtual channel's TLPs
         core::SharedResource wire;
         core::Counter &tlps, &tlp_bytes, &payload_bytes, &dllps, &dllp_bytes;
         core::Counter* vc_tlps[2];

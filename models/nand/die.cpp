@@ -7,6 +7,19 @@
 
 namespace canopy::nand {
 
+namespace {
+// The die's state signal as GTKWave names it: idle, or the operation (OpKind) it runs.
+const core::Waves::ValueNames& state_names() {
+    static const core::Waves::ValueNames names = [] {
+        core::Waves::ValueNames n{"die_state", {{0, "IDLE"}}};
+        for (uint8_t k = 1; k < uint8_t(OpKind::Count); ++k)
+            n.names.push_back({k, op_name(OpKind(k))});
+        return n;
+    }();
+    return names;
+}
+}  // namespace
+
 using sc_core::SC_NS;
 using sc_core::sc_time;
 using sc_core::SC_US;
@@ -101,7 +114,8 @@ Die::Die(sc_core::sc_module_name name, const NandConfig& cfg, core::Services& se
       codec_(cfg.geometry),
       model_(cfg.reliability),
       rng_(core::derive_seed(services.seed, this->name())),
-      state_probe_("state_probe", services.waves, std::string(this->name()) + ".state"),
+      state_probe_("state_probe", services.waves, std::string(this->name()) + ".state", 0,
+                   &state_names()),
       array_(&services.stats.occupancy(this->name(), "array",
                                        "die array busy (sense/program/erase)", true),
              nullptr),

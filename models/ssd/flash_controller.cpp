@@ -236,7 +236,9 @@ FlashController::FlashController(sc_core::sc_module_name name, uint32_t channel,
       failed_(services.stats.counter(this->name(), "failed", "programs and erases that failed")),
       corrected_bits_(
           services.stats.counter(this->name(), "corrected_bits", "bit errors the ECC corrected")),
-      codewords_decoded_(services.stats.counter(this->name(), "codewords", "codewords decoded")) {
+      codewords_decoded_(services.stats.counter(this->name(), "codewords", "codewords decoded")),
+      in_flight_probe_("in_flight_probe", services.waves,
+                       std::string(this->name()) + ".in_flight") {
     const nand::Geometry& g = nand_cfg.geometry;
     const std::string place = std::string("ssd.flash.ecc (") + this->name() + ")";
     if (g.page_bytes % cfg.ecc.codeword_bytes)
@@ -384,6 +386,7 @@ FlashCompletion FlashController::submit(const FlashCommand& cmd, const sc_time& 
                                   {"block", std::to_string(cmd.block)},
                                   {"page", std::to_string(cmd.page)},
                                   {"status", status_name(r.out.status)}});
+    if (r.out.status != FlashStatus::Full) in_flight_probe_.add(at, r.t);
     pending_.emplace(r.t, r.out);
     const sc_time now = sc_core::sc_time_stamp();
     wake_.notify(r.t > now ? r.t - now : SC_ZERO_TIME);

@@ -190,6 +190,7 @@ class FlashController : public sc_core::sc_module {
     core::Counter &commands_, &refused_, &full_, &uncorrectable_, &failed_;
     core::Counter &corrected_bits_, &codewords_decoded_;
     std::vector<core::Distribution*> latency_;  // per opcode
+    core::QueueProbe in_flight_probe_;  // commands submitted and not yet done (the queue's depth)
 };
 
 }  // namespace canopy::ssd

@@ -121,8 +121,8 @@ TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
     EXPECT_NE(v.find("$timescale"), std::string::npos);
     EXPECT_NE(v.find("1 ns"), std::string::npos);
     ASSERT_NE(v.find("$enddefinitions"), std::string::npos);
-    // One busy flag per flash channel, per link direction and for the SSD's ring; one state per
-    // die.
+    // One busy flag per flash channel, per link direction (and per virtual channel of each)
+    // and for the SSD's ring; one state per die.
     std::regex var(R"(\$var wire\s+(\d+)\s+(\S+)\s+(\w+))");
     std::map<std::string, std::string> ids;  // id -> name
     int busy = 0, state = 0;
@@ -132,7 +132,7 @@ TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
         busy += (*it)[3] == "busy";
         state += (*it)[3] == "state";
     }
-    EXPECT_EQ(busy, 2 + 2 + 1);
+    EXPECT_EQ(busy, 2 + 2 * 3 + 1);  // a link direction: its wire, and its VC0 and VC1
     EXPECT_EQ(state, 4);
     // Value changes after the header: timestamps strictly increase, and busy rises and falls.
     std::istringstream body(v.substr(v.find("$enddefinitions")));
@@ -152,6 +152,93 @@ TEST(PlatformOutputs, VcdHasHeaderVarsAndTimedChanges) {
     EXPECT_GT(timestamps, 10);
     EXPECT_GT(rises, 0);
     EXPECT_GE(falls, rises - 2);
+}
+
+// A VCD read back: every signal's dotted name and its values over time.
+struct Vcd {
+    struct Change {
+        long long t;
+        uint64_t v;
+    };
+    std::map<std::string, std::vector<Change>> signals;  // by dotted name
+    explicit Vcd(const std::string& text) {
+        std::istringstream in(text);
+        std::string line;
+        std::vector<std::string> scope;
+        std::map<std::string, std::string> name_of;  // id code -> name
+        long long t = 0;
+        std::smatch m;
+        const std::regex var(R"(\$var wire\s+\d+\s+(\S+)\s+(\w+))"), vec(R"(b([01]+) (\S+))");
+        while (std::getline(in, line)) {
+            if (line.rfind("$scope module ", 0) == 0) {
+                scope.push_back(line.substr(14, line.find(" $end") - 14));
+            } else if (line.rfind("$upscope", 0) == 0) {
+                scope.pop_back();
+            } else if (std::regex_search(line, m, var)) {
+                std::string n;
+                for (const auto& s : scope) n += s + ".";
+                name_of[m[1]] = n + m[2].str();
+            } else if (line.size() > 1 && line[0] == '#') {
+                t = std::stoll(line.substr(1));
+            } else if (std::regex_match(line, m, vec)) {
+                signals[name_of[m[2]]].push_back({t, std::stoull(m[1].str(), nullptr, 2)});
+            } else if (line.size() > 1 && (line[0] == '0' || line[0] == '1') &&
+                       name_of.count(line.substr(1))) {
+                signals[name_of[line.substr(1)]].push_back({t, uint64_t(line[0] - '0')});
+            }
+        }
+    }
+    // The value at time t (the last change at or before it).
+    uint64_t at(const std::string& name, long long t) const {
+        uint64_t v = 0;
+        for (const Change& c : signals.at(name))
+            if (c.t <= t) v = c.v;
+        return v;
+    }
+};
+
+// The waves a user navigates: die states and the privilege named through GTKWave translate
+// filter files written beside the VCD; each link direction's virtual channels, busy only while
+// the direction's wire is (a VC's TLPs are part of what the wire carries); each flash
+// controller's commands in flight, within the queue it has.
+TEST(PlatformOutputs, VcdNamesStatesAndShowsVirtualChannelsAndFlashQueues) {
+    auto d = scratch("out-vcd-names");
+    ASSERT_EQ(run_small(d, "--vcd").status, 0);
+    const std::string states = slurp(d + "/waves.die_state.txt");
+    // A die's state is 8 bits: GTKWave shows two hex digits. The ops follow nand::OpKind.
+    EXPECT_NE(states.find("\n00 IDLE\n"), std::string::npos) << states;
+    EXPECT_NE(states.find("\n03 READ\n"), std::string::npos) << states;
+    EXPECT_NE(states.find("\n0b MWS\n"), std::string::npos) << states;
+    EXPECT_NE(states.find(" nand.ch0.die0.state"), std::string::npos) << states;
+    const std::string priv = slurp(d + "/waves.priv.txt");
+    EXPECT_NE(priv.find("\n00 USER\n03 MACHINE\n"), std::string::npos) << priv;
+
+    const Vcd vcd(slurp(d + "/waves.vcd"));
+    std::vector<std::string> directions;
+    for (const auto& [name, changes] : vcd.signals)
+        if (name.size() > 9 && name.compare(name.size() - 9, 9, ".vc1.busy") == 0)
+            directions.push_back(name.substr(0, name.size() - 9));
+    ASSERT_EQ(directions.size(), 2u);  // downstream and upstream
+    size_t vc_changes[2] = {0, 0};
+    for (const std::string& dir : directions)
+        for (int vc = 0; vc < 2; ++vc) {
+            const std::string n = dir + ".vc" + std::to_string(vc) + ".busy";
+            for (const auto& c : vcd.signals.at(n)) {
+                ++vc_changes[vc];
+                if (c.v) {
+                    EXPECT_EQ(vcd.at(dir + ".busy", c.t), 1u) << n << " at " << c.t;
+                }
+            }
+        }
+    EXPECT_GT(vc_changes[0], 0u);  // PCIe: MMIO, DMA
+    EXPECT_GT(vc_changes[1], 0u);  // CCIX: the lock table
+    uint64_t deepest = 0;
+    for (const auto& [name, changes] : vcd.signals)
+        if (name.find(".flash") != std::string::npos && name.size() > 10 &&
+            name.compare(name.size() - 10, 10, ".in_flight") == 0)
+            for (const auto& c : changes) deepest = std::max(deepest, c.v);
+    EXPECT_GT(deepest, 0u);
+    EXPECT_LE(deepest, 32u);  // ssd.flash.queue_depth
 }
 
 TEST(PlatformOutputs, TraceIsChromeTraceEventsWithPairedFlows) {
