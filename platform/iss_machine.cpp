@@ -56,7 +56,11 @@ void IssConfig::describe(core::Params& p) {
     iss("ram_base", ram_base, "", "base address of the flat RAM beside the SPU memories")(
         "ram_size_mib", ram_size_mib, "MiB", "size of the flat RAM (0: none)", 0, 2048)(
         "max_instructions", max_instructions, "",
-        "end the run after this many instructions with exit status 3 (0: no limit)");
+        "end the run after this many instructions with exit status 3 (0: no limit)")(
+        "user_reaches_ram", user_reaches_ram,
+        "user mode may fetch, load and store in the RAM (the segment registers opened over it "
+        "at load, as no SPU control block is here to do it; the riscv-tests' p environment runs "
+        "its tests in user mode); false: closed, as an SPU's at reset");
 }
 
 IssHarness::IssHarness(const IssConfig& cfg, core::Services& services)
@@ -70,7 +74,8 @@ IssHarness::IssHarness(const IssConfig& cfg, core::Services& services)
                              : nullptr),
       clint("clint", services),
       console("console", services, "cpu"),
-      exit("exit", services) {
+      exit("exit", services),
+      user_reaches_ram_(cfg.user_reaches_ram) {
     cpu.bus.bind(tap.target);
     tap.initiator.bind(bus.target);
     bus.port[kImem].bind(imem.socket);
@@ -111,6 +116,12 @@ void IssHarness::load(cpu::ElfImage image) {
     image.load(regions);
     image_ = std::move(image);
     cpu.set_pc(image_->entry());
+    // No SPU control block here to program the segment registers: open them over the RAM so
+    // that user mode (riscv-tests' p env enters it with mret) can fetch, load and store.
+    if (ram && user_reaches_ram_) {
+        const auto& r = map_[kRam];
+        cpu.set_segments({uint32_t(r.base), uint32_t(r.size), uint32_t(r.base), uint32_t(r.size)});
+    }
 
     // riscv-tests end by writing (result << 1) | 1 to `tohost` (a 64-bit word; the low half
     // holds the result on RV32) and then loop.

@@ -4,7 +4,10 @@
 // flat RAM (by default 64 MiB at 0x80000000, where the RISC-V tests are linked; its pages cost host
 // memory only once touched). The run ends when the program writes the exit device, or, for a
 // program with a `tohost` symbol (riscv-tests), when it writes a value v with bit 0 set there
-// (exit code v >> 1: 0 is a pass), or when the instruction limit is reached.
+// (exit code v >> 1: 0 is a pass), or when the instruction limit is reached. With no SPU control
+// block to program them, the segment registers are opened over the RAM at load
+// (iss.user_reaches_ram), so user mode runs there: the unmodified riscv-tests' p environment
+// enters its tests with mret to user mode (docs/iss.md lists what the SPU lacks on purpose).
 #pragma once
 
 #include <array>
@@ -34,6 +37,7 @@ struct IssConfig {
     uint32_t ram_base = 0x80000000u;  // riscv-tests: env/p/link.ld
     uint32_t ram_size_mib = 64;
     uint64_t max_instructions = 0;  // 0: no limit
+    bool user_reaches_ram = true;   // the segment registers opened over the RAM at load
     void describe(core::Params& p);
 };
 
@@ -85,6 +89,7 @@ class IssHarness {
   private:
     void finish(IssEnd how, uint32_t code);
 
+    bool user_reaches_ram_;
     IssEnd end_ = IssEnd::Running;
     uint32_t exit_code_ = 0;
     std::optional<cpu::ElfImage> image_;

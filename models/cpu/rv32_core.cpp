@@ -60,9 +60,10 @@ Rv32Core::Rv32Core(sc_core::sc_module_name name, const CoreConfig& cfg, core::Se
       st_interrupts_(services.stats.counter(this->name(), "interrupts", "interrupts taken")),
       st_wfi_ns_(services.stats.sum(this->name(), "wfi_sleep", "ns", "time asleep in wfi")),
       track_(services.trace.track(this->name())) {
-    for (uint32_t c : {cause::kInstrMisaligned, cause::kInstrAccessFault, cause::kIllegalInstr,
-                       cause::kBreakpoint, cause::kLoadMisaligned, cause::kLoadAccessFault,
-                       cause::kStoreMisaligned, cause::kStoreAccessFault, cause::kEcallM})
+    for (uint32_t c :
+         {cause::kInstrMisaligned, cause::kInstrAccessFault, cause::kIllegalInstr,
+          cause::kBreakpoint, cause::kLoadMisaligned, cause::kLoadAccessFault,
+          cause::kStoreMisaligned, cause::kStoreAccessFault, cause::kEcallU, cause::kEcallM})
         st_traps_[c] = &services.stats.counter(this->name(), std::string("trap.") + trap_name(c),
                                                "exceptions taken");
     for (uint32_t c : {cause::kMsi, cause::kMti, cause::kMei})

@@ -53,6 +53,8 @@ const char* trap_name(uint32_t c) {
             return "store_address_misaligned";
         case cause::kStoreAccessFault:
             return "store_access_fault";
+        case cause::kEcallU:
+            return "ecall_u";
         case cause::kEcallM:
             return "ecall_m";
     }
@@ -208,6 +210,14 @@ bool Rv32Core::csr_read(uint16_t a, uint32_t& v) const {
         case 0x310:
             v = 0;
             return true;  // mstatush: little-endian, nothing else
+        case 0x306:       // mcounteren: must exist with U-mode (WARL); read-only: U-mode may read
+            v = ~0u;      //      every counter, as csr_insn already lets it
+            return true;
+        case 0x7A0:  // tselect, tdata1, tdata2: no triggers (Sdtrig: tselect WARL, tdata1.type
+        case 0x7A1:  //      0 = "no trigger at this tselect"); writes ignored
+        case 0x7A2:
+            v = 0;
+            return true;
         case 0x320:
             v = 0;
             return true;  // mcountinhibit: counters always count
@@ -333,6 +343,9 @@ bool Rv32Core::csr_insn(const Insn& d) {
         const uint32_t v = rw                                    ? src
                            : (d.op == kCsrrs || d.op == kCsrrsi) ? (old | src)
                                                                  : (old & ~src);
+        // Zicsr: the explicit write is done instead of this instruction's increment, so
+        // the half not written keeps its value from before the instruction (no carry into it).
+        if (a == 0xB02 || a == 0xB82) minstret_delta_ -= 1;
         if (csr_write(a, v)) limit_ = 0;
     }
     x_[d.rd] = old;

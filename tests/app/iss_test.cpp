@@ -179,6 +179,18 @@ TEST(PlatformIss, ACoreNothingCanWakeEndsTheRun) {
     EXPECT_EQ(json::parse(slurp(d + "/stats.json"))["end"], "idle");
 }
 
+// The riscv-tests' p environment runs each test in user mode in the RAM (mret with MPP = U).
+// With no SPU control block to open the segment registers, `canopy iss` opens them over the RAM
+// (iss.user_reaches_ram); closed, as an SPU's are at reset, the first user fetch is refused.
+TEST(PlatformIss, UserModeRunsInTheRamAsTheIsaTestsNeed) {
+    NEED_FIRMWARE();
+    auto d = scratch("iss-user-ram");
+    auto r = iss("--quiet --elf " + firmware("user_ram"), d);
+    EXPECT_EQ(r.status, 0) << r.err;  // the ecall came from user mode with the word right
+    r = iss("--quiet --set iss.user_reaches_ram=false --elf " + firmware("user_ram"), d);
+    EXPECT_EQ(r.status, 11) << r.err;  // mcause 1 + 10: instruction access fault
+}
+
 TEST(PlatformIss, ToHostEndsRiscvTestStylePrograms) {
     NEED_FIRMWARE();
     auto d = scratch("iss-tohost");

@@ -165,6 +165,38 @@ TEST_F(CpuCsr, CountersAndTheirShadows) {
     EXPECT_EQ(core().csr(csrn::minstreth), 5u);
 }
 
+// Zicsr: "the explicit write is done instead of the update from the side effect". A write to
+// minstreth right after minstret = 0xFFFFFFFF replaces that instruction's retirement, which
+// would otherwise carry into the half it writes (riscv-tests rv32mi instret_overflow).
+TEST_F(CpuCsr, AWriteToMinstrethReplacesItsInstructionsIncrement) {
+    Asm a;
+    a.li(t0, 0xFFFFFFFFu).li(t1, 5).csrw(csrn::minstret, t0).csrw(csrn::minstreth, t1);
+    a.csrr(a0, csrn::minstret).csrr(a1, csrn::minstreth);
+    a.exit(zero);
+    ASSERT_TRUE(run_program(a)) << trap_log();
+    EXPECT_EQ(x(a0), 0xFFFFFFFFu);  // no carry: the minstreth write retired nothing
+    EXPECT_EQ(x(a1), 6u);           // the csrr of minstret retired and carried
+}
+
+// Optional CSRs as the specs allow them to be absent: no triggers (debug spec: tselect is WARL,
+// tdata1.type 0 is "no trigger at this tselect"), and mcounteren, which a hart with user mode
+// must have (privileged spec: WARL, may be read-only), read-only with every counter readable
+// from user mode, as the core lets it. None traps (riscv-tests rv32mi breakpoint, csr).
+TEST_F(CpuCsr, TriggerCsrsAndMcounterenExistAndKeepNoWrite) {
+    constexpr uint32_t tselect = 0x7A0, tdata1 = 0x7A1, tdata2 = 0x7A2, mcounteren = 0x306;
+    Asm a;
+    a.li(t0, 1).csrw(tselect, t0).csrr(a0, tselect).csrr(a1, tdata1);
+    a.li(t0, 0xFFFFFFFFu).csrw(tdata2, t0).csrr(a2, tdata2);
+    a.csrw(mcounteren, zero).csrr(a3, mcounteren);
+    a.exit(zero);
+    ASSERT_TRUE(run_program(a)) << trap_log();
+    EXPECT_EQ(stat("spu0.core", "trap.illegal_instruction"), 0u) << trap_log();
+    EXPECT_EQ(x(a0), 0u);  // the write of 1 did not stick: there is no trigger 1
+    EXPECT_EQ(x(a1), 0u);  // type 0: no trigger
+    EXPECT_EQ(x(a2), 0u);
+    EXPECT_EQ(x(a3), 0xFFFFFFFFu);
+}
+
 TEST_F(CpuCsr, UnknownCsrIsIllegal) {
     Asm a;
     a.set_mtvec("handler");

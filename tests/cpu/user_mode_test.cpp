@@ -51,6 +51,7 @@ TEST_F(CpuUser, AppRunsInItsSegmentsAndEcallsAsUser) {
         a(ecall());
     });
     EXPECT_EQ(x(s9), cause::kEcallU);
+    EXPECT_EQ(stat("spu0.core", "trap.ecall_u"), 1u);  // named, beside trap.ecall_m
     EXPECT_EQ(x(s11), prog.addr("app_end") - 4);
     EXPECT_EQ(x(a1), 0x1234u);
     EXPECT_EQ(x(a2), 0x1234u);
