@@ -37,7 +37,11 @@ int run_iss(const IssOptions& opt) {
     cpu::ElfImage image(opt.elf);
 
     core::Services services;
-    SessionOutputs outputs(opt.run, services);  // before the models, which register waves
+    // The console is the program's output, printed as it comes (`cpu: ...`), not logged: its
+    // logger starts off (`--log cpu=info` adds the timed form).
+    RunOptions run = opt.run;
+    run.log_rules.insert(run.log_rules.begin(), "cpu=off");
+    SessionOutputs outputs(run, services);  // before the models, which register waves
     IssHarness iss(cfg, services);
     iss.load(std::move(image));
     iss.cpu.set_instruction_limit(cfg.max_instructions);

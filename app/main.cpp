@@ -82,6 +82,11 @@ void add_config_options(po::options_description& d, app::RunOptions& o) {
         "override one key: --set key=value (repeatable)");
 }
 
+const char* const kLogHelp =
+    "log level of the modules a glob matches: PATTERN=LEVEL, LEVEL off|warning|info|debug, "
+    "e.g. --log 'device.ssd.spu*=debug' --log 'device.ssd.flash0=debug' (repeatable, later "
+    "rules win; default info, the SPU consoles' level)";
+
 // `trace_flag`: the option that writes trace.json (`replay` takes --trace for its input).
 void add_output_options(po::options_description& d, app::RunOptions& o,
                         const char* trace_flag = "trace") {
@@ -91,7 +96,10 @@ void add_output_options(po::options_description& d, app::RunOptions& o,
         "vcd-filter", po::value(&o.vcd_filters)->composing(),
         "keep only the signals this glob matches, e.g. 'nand.ch0.*' (repeatable; implies --vcd)")(
         trace_flag, po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")(
-        "quiet", po::bool_switch(&o.quiet), "no progress line and no summary");
+        "log", po::value(&o.log_rules)->composing(), kLogHelp)(
+        "quiet", po::bool_switch(&o.quiet),
+        "no progress line, no summary, and only warnings logged (the SPU consoles are still "
+        "kept whole in OUT/console/)");
 }
 
 void add_run_options(po::options_description& d, app::RunOptions& o,
@@ -196,7 +204,8 @@ int cmd_replay(const std::vector<std::string>& args) {
 int cmd_exp(const std::vector<std::string>& args) {
     std::string name, out = "out";
     experiments::ExpOptions opt;
-    bool list = false;
+    bool list = false, quiet = false;
+    std::vector<std::string> log_rules;
     po::options_description d(
         "canopy exp NAME [--quick] [--workload W] [--config FILE] [--set key=value ...] "
         "[--out DIR] | canopy exp --list");
@@ -213,6 +222,8 @@ int cmd_exp(const std::vector<std::string>& args) {
                                "(repeatable; see `canopy config --dump`)")(
         "out", po::value(&out)->default_value("out"),
         "directory for NAME.csv, NAME.json, NAME.svg, NAME.config.json")(
+        "log", po::value(&log_rules)->composing(), kLogHelp)(
+        "quiet", po::bool_switch(&quiet), "log only warnings (the SPU consoles are silent)")(
         "gdb", po::value<Whole<uint32_t>>(),
         "for an experiment whose machines run SPU firmware: each machine serves GDB on TCP PORT "
         "in turn (0: any free port, printed), every SPU core a thread, halted at reset; writes "
@@ -222,6 +233,8 @@ int cmd_exp(const std::vector<std::string>& args) {
     pos.add("name", 1);
     const auto vm = parse("exp", args, d, &pos);
     opt.debug.gdb_port = gdb_port(vm, "exp");
+    // Every machine the experiment builds starts from these.
+    core::Log::set_defaults(log_rules, quiet ? core::LogLevel::Warning : core::LogLevel::Info);
     if (list) {
         for (const auto& e : experiments::experiments())
             std::cout << e.name << "  " << e.description << "\n";

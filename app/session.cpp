@@ -24,6 +24,9 @@ using namespace scenarios;
 SessionOutputs::SessionOutputs(const RunOptions& opt, core::Services& services)
     : opt_(opt), services_(services) {
     core::prepare_output_dir(opt.out_dir);  // before anything is simulated
+    services.log.configure(opt.log_rules,
+                           opt.quiet ? core::LogLevel::Warning : core::LogLevel::Info);
+    services.log.set_console_dir(opt.out_dir + "/console");
     if (opt.waves()) services.waves.open(opt.out_dir + "/waves.vcd", opt.vcd_filters);
     if (opt.trace) services.trace.open(opt.out_dir + "/trace.json");
 }
@@ -35,6 +38,10 @@ sc_core::sc_time SessionOutputs::simulate(const std::function<bool()>& done,
         throw InputError("--vcd-filter", f,
                          "matches no signal (the names are those of waves.vcd, "
                          "dotted: 'nand.ch0.*', '*.busy')");
+    for (const std::string& r : services_.log.unmatched_rules())
+        throw InputError("--log", r,
+                         "matches no module that logs (the names are the modules', dotted: "
+                         "'device.ssd.spu*', 'device.ssd.flash0')");
     core::Progress progress(!opt_.quiet);
     const sc_core::sc_time slice(100, sc_core::SC_US);
     auto finished = [&] {

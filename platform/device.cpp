@@ -66,7 +66,7 @@ Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link
       ctg_regs("ctg_regs", ra, kPasid, services, cfg.ctg_regs),
       fabric("fabric"),
       vc("vc", services),
-      ssd("ssd", checked(ssd_cfg), services, std::cout, true, nand),
+      ssd("ssd", checked(ssd_cfg), services, core::no_stream(), true, nand),
       bar0("bar0", cfg.bar0_address, kBar0Bytes,
            {{kDmaRegsOffset, kRegsWindowBytes},
             {kCtgRegsOffset, kRegsWindowBytes},

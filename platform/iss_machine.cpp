@@ -1,5 +1,7 @@
 #include "platform/iss_machine.hpp"
 
+#include <iostream>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -73,7 +75,7 @@ IssHarness::IssHarness(const IssConfig& cfg, core::Services& services)
       ram(map_.size() > kRam ? std::make_unique<cpu::Memory>("ram", map_[kRam].size, services)
                              : nullptr),
       clint("clint", services),
-      console("console", services, "cpu"),
+      console("console", services, "cpu", std::cout),  // the program's output
       exit("exit", services),
       user_reaches_ram_(cfg.user_reaches_ram) {
     cpu.bus.bind(tap.target);

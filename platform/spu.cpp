@@ -38,7 +38,7 @@ tlm_utils::simple_initiator_socket_tagged<cpu::Router>& Spu::flash_port() {
 
 Spu::Spu(sc_core::sc_module_name name, unsigned index, unsigned spu_count, const SpuConfig& cfg,
          const ssd::NiConfig& ni_cfg, uint64_t dram_size, core::Services& services,
-         std::ostream& console_out, bool flash)
+         std::ostream& console_transcript, bool flash)
     : sc_module(name),
       map_(memory_map(flash)),
       core("core", cfg.core, services, index),
@@ -47,7 +47,7 @@ Spu::Spu(sc_core::sc_module_name name, unsigned index, unsigned spu_count, const
       imem("imem", SPU_IMEM_SIZE, services),
       dmem("dmem", SPU_DMEM_SIZE, services),
       clint("clint", services),
-      console("console", services, "", console_out),
+      console("console", services, "", console_transcript),
       exit("exit", services),
       ctl("ctl", core, index, spu_count, services, cfg.ctl),
       ni("ni", ni_cfg, services),

@@ -49,7 +49,7 @@ class Spu : public sc_core::sc_module {
     // has the flash controller window, whose port (flash_port()) the SSD binds.
     Spu(sc_core::sc_module_name name, unsigned index, unsigned spu_count, const SpuConfig& cfg,
         const ssd::NiConfig& ni_cfg, uint64_t dram_size, core::Services& services,
-        std::ostream& console_out = std::cout, bool flash = false);
+        std::ostream& console_transcript = core::no_stream(), bool flash = false);
 
     static std::vector<cpu::Router::Mapping> memory_map(bool flash = false);
     tlm_utils::simple_initiator_socket_tagged<cpu::Router>& flash_port();

@@ -34,7 +34,7 @@ ssd::NiConfig WillowConfig::default_bridge_ni() {
 }
 
 Willow::Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Services& services,
-               std::ostream& console_out, bool with_bridge, const nand::NandConfig* nand)
+               std::ostream& console_transcript, bool with_bridge, const nand::NandConfig* nand)
     : sc_module(name),
       ring("ring", cfg.ring, services),
       dram("dram", cfg.dram, services),
@@ -46,7 +46,7 @@ Willow::Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Serv
     const unsigned channels = nand ? std::min(nand->geometry.channels, cfg.spus) : 0;
     for (unsigned i = 0; i < cfg.spus; ++i) {
         spus.push_back(std::make_unique<Spu>(("spu" + std::to_string(i)).c_str(), i, cfg.spus,
-                                             cfg.spu, cfg.ni, dram.size(), services, console_out,
+                                             cfg.spu, cfg.ni, dram.size(), services, console_transcript,
                                              i < channels));
         Spu& s = *spus.back();
         ring.attach(ssd::NodeId(i), s.ni);

@@ -49,7 +49,7 @@ struct WillowConfig {
 class Willow : public sc_core::sc_module {
   public:
     Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Services& services,
-           std::ostream& console_out = std::cout, bool with_bridge = false,
+           std::ostream& console_transcript = core::no_stream(), bool with_bridge = false,
            const nand::NandConfig* nand = nullptr);
 
     // Loads one firmware image onto every SPU (InputError names the file and the segment) and

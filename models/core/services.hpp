@@ -1,9 +1,10 @@
 // What every model is handed at construction: the statistics registry, the transaction trace,
-// the waveform file and the run's seed.
+// the waveform file, the logs and the run's seed.
 #pragma once
 
 #include <cstdint>
 
+#include "core/log.hpp"
 #include "core/stats.hpp"
 #include "core/trace.hpp"
 #include "core/waves.hpp"
@@ -14,6 +15,7 @@ struct Services {
     StatsRegistry stats;
     TransactionTrace trace;
     Waves waves;
+    Log log;
     uint64_t seed = 1;
 };
 

@@ -1,46 +1,58 @@
 #include "cpu/console.hpp"
 
+#include <filesystem>
+
 #include "cpu/spu_map.h"
 
 namespace canopy::cpu {
 
 Console::Console(sc_core::sc_module_name name, core::Services& services, std::string owner,
-                 std::ostream& out)
+                 std::ostream& transcript)
     : sc_module(name),
       socket("socket"),
+      services_(services),
       owner_(std::move(owner)),
-      out_(out),
+      transcript_(transcript),
       bytes_(services.stats.counter(this->name(), "bytes", "bytes written to TX")),
       lines_(services.stats.counter(this->name(), "lines", "lines printed")) {
     if (owner_.empty()) {
         const sc_core::sc_object* parent = get_parent_object();
         owner_ = parent ? parent->name() : this->name();
     }
+    log_ = std::make_unique<core::Logger>(services.log, owner_);
     socket.register_b_transport(this, &Console::b_transport);
 }
 
 Console::~Console() { flush(); }
 
-void Console::flush() {
-    if (line_.empty()) return;
-    // The program stopped (ended, was killed) before it ended this line: say so.
-    out_ << owner_ << ": " << line_ << " [line cut short]\n" << std::flush;
+void Console::write_line(const std::string& suffix, const sc_core::sc_time& at) {
+    transcript_ << owner_ << ": " << line_ << suffix << "\n" << std::flush;
+    if (!file_ && !services_.log.console_dir().empty()) {
+        std::filesystem::create_directories(services_.log.console_dir());
+        const std::string path =
+            services_.log.console_dir() + "/" + owner_.substr(owner_.rfind('.') + 1) + ".log";
+        file_ = std::make_unique<std::ofstream>(path);
+    }
+    if (file_) *file_ << line_ << suffix << "\n" << std::flush;
+    (*log_)(core::LogLevel::Info, line_ + suffix, at);
     lines_.add();
     line_.clear();
 }
 
-void Console::put(char c) {
-    bytes_.add();
-    if (c == '\n') {
-        out_ << owner_ << ": " << line_ << "\n" << std::flush;
-        lines_.add();
-        line_.clear();
-    } else if (c != '\r') {
-        line_ += c;
-    }
+void Console::flush() {
+    // The program stopped (ended, was killed) before it ended this line: say so.
+    if (!line_.empty()) write_line(" [line cut short]", sc_core::sc_time_stamp());
 }
 
-void Console::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
+void Console::put(char c, const sc_core::sc_time& at) {
+    bytes_.add();
+    if (c == '\n')
+        write_line("", at);
+    else if (c != '\r')
+        line_ += c;
+}
+
+void Console::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     const uint64_t off = gp.get_address();
     const unsigned len = gp.get_data_length();
     if (off != SPU_CONSOLE_TX || len == 0 || len > 4 || gp.get_byte_enable_ptr()) {
@@ -48,7 +60,7 @@ void Console::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
         return;
     }
     if (gp.is_write())
-        put(char(gp.get_data_ptr()[0]));
+        put(char(gp.get_data_ptr()[0]), sc_core::sc_time_stamp() + delay);  // the core's time
     else if (gp.is_read())
         std::fill_n(gp.get_data_ptr(), len, uint8_t(0));
     gp.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -1,13 +1,17 @@
 // The console of an SPU (models/cpu/spu_map.h): each byte the firmware writes to TX is appended
-// to the current line; '\n' ends it and the line is printed as "<owner>: <line>" (owner: the
-// core's name, given at construction), so the output of many cores stays readable. A partial line
-// is printed at the end of the simulation. Writes of 1 to 4 bytes to TX send their lowest byte;
-// reads return 0 (always ready); other offsets in the window are refused.
+// to the current line; '\n' ends it. A line is logged at info level by the owner's logger
+// (the core's name, given at construction, or the SPU's: `device.ssd.spu3`), so `--quiet` or
+// `--log` rules silence or keep it; it is also kept whole, whatever the level, in the run's
+// console directory (`OUT/console/spu3.log`) and in `transcript` when one is given. A partial
+// line is written at the end of the simulation. Writes of 1 to 4 bytes to TX send their lowest
+// byte; reads return 0 (always ready); other offsets in the window are refused.
 #pragma once
 
 #include <tlm_utils/simple_target_socket.h>
 #include <cstdint>
+#include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <systemc>
 #include <tlm>
@@ -23,8 +27,7 @@ class Console : public sc_core::sc_module {
     // `owner` prefixes the lines (the core's name); empty: the name of the module holding the
     // console (the SPU).
     Console(sc_core::sc_module_name name, core::Services& services, std::string owner = "",
-            std::ostream& out = std::cout);
-    void set_owner(std::string owner) { owner_ = std::move(owner); }
+            std::ostream& transcript = core::no_stream());
     ~Console() override;
 
     // Prints the partial line, if any.
@@ -33,10 +36,14 @@ class Console : public sc_core::sc_module {
   private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void end_of_simulation() override { flush(); }
-    void put(char c);
+    void put(char c, const sc_core::sc_time& at);
+    void write_line(const std::string& suffix, const sc_core::sc_time& at);
 
+    core::Services& services_;
     std::string owner_;
-    std::ostream& out_;
+    std::ostream& transcript_;
+    std::unique_ptr<core::Logger> log_;    // once the owner's name is known
+    std::unique_ptr<std::ofstream> file_;  // OUT/console/<owner>.log, opened at the first line
     std::string line_;
     core::Counter &bytes_, &lines_;
 };

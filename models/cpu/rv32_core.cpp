@@ -59,7 +59,8 @@ Rv32Core::Rv32Core(sc_core::sc_module_name name, const CoreConfig& cfg, core::Se
                                              "instruction fetches through b_transport (no DMI)")),
       st_interrupts_(services.stats.counter(this->name(), "interrupts", "interrupts taken")),
       st_wfi_ns_(services.stats.sum(this->name(), "wfi_sleep", "ns", "time asleep in wfi")),
-      track_(services.trace.track(this->name())) {
+      track_(services.trace.track(this->name())),
+      log_(services.log, this->name()) {
     for (uint32_t c :
          {cause::kInstrMisaligned, cause::kInstrAccessFault, cause::kIllegalInstr,
           cause::kBreakpoint, cause::kLoadMisaligned, cause::kLoadAccessFault,

@@ -317,6 +317,7 @@ class Rv32Core : public sc_core::sc_module {
     std::array<core::Counter*, 16> st_traps_{};
     std::array<core::Counter*, 12> st_irqs_{};
     int track_;
+    core::Logger log_;  // debug: every trap taken
     std::unique_ptr<core::Probe<uint32_t>> pc_probe_;
     std::unique_ptr<core::Probe<uint8_t>> priv_probe_;
 };

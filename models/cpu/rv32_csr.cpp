@@ -181,6 +181,12 @@ void Rv32Core::trap(uint32_t mcause, uint32_t mtval) {
                                  {{"mcause", core::TransactionTrace::hex(mcause)},
                                   {"mtval", core::TransactionTrace::hex(mtval)},
                                   {"epc", core::TransactionTrace::hex(epc)}});
+    if (log_.on(core::LogLevel::Debug))
+        log_(core::LogLevel::Debug,
+             std::string(trap_name(mcause)) + " at pc " + core::TransactionTrace::hex(epc) +
+                 ", mtval " + core::TransactionTrace::hex(mtval) + " (from " +
+                 (from_machine ? "machine" : "user") + " mode)",
+             sc_time::from_value(local_ticks()));
     for (const auto& cb : trap_cbs_) cb(mcause, mtval, epc);
 }
 

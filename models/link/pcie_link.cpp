@@ -55,6 +55,7 @@ PcieLink::PcieLink(sc_core::sc_module_name name, const PcieConfig& cfg, core::Se
       write_latency_(services.stats.distribution(this->name(), "latency.write", "ns",
                                                  "link time of a write: to last acceptance")),
       track_(services.trace.track(this->name())),
+      log_(services.log, this->name()),
       wire_time_(cfg_.max_payload_bytes + 64) {
     // An UpdateFC for traffic in one direction returns on the other one: its pipeline + one DLLP.
     down_fc_return_ = up_->latency + serialisation(cfg_, dllp_wire_bytes(cfg_));
@@ -129,6 +130,9 @@ std::string PcieLink::check(const tlm::tlm_generic_payload& gp) const {
 void PcieLink::refuse(tlm::tlm_generic_payload& gp, const std::string& why) {
     refused_.add();
     last_error_ = std::string(name()) + ": " + why;
+    log_(core::LogLevel::Warning, "refused " + std::string(gp.is_read() ? "a read" : "a write") +
+                                      " at " + core::TransactionTrace::hex(gp.get_address()) +
+                                      ": " + why);
     if (auto* link = gp.get_extension<LinkTlpExt>()) link->error = why;
     gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
 }

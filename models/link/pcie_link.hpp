@@ -121,6 +121,7 @@ class PcieLink : public sc_core::sc_module {
     core::Counter &reads_, &writes_, &ats_, &refused_;
     core::Distribution &read_latency_, &write_latency_;
     int track_;
+    core::Logger log_;  // warning: a transfer the link refuses
     std::string last_error_;
     std::vector<std::unique_ptr<Scratch>> scratch_;
     size_t depth_ = 0;

@@ -226,6 +226,7 @@ FlashController::FlashController(sc_core::sc_module_name name, uint32_t channel,
       bank_("bank", register_map(), services, cfg.bank),
       die_free_(nand_cfg.geometry.dies_per_channel, SC_ZERO_TIME),
       track_(services.trace.track(this->name())),
+      log_(services.log, this->name()),
       commands_(services.stats.counter(this->name(), "commands", "commands submitted", true)),
       refused_(services.stats.counter(this->name(), "refused",
                                       "commands refused (malformed or "
@@ -387,6 +388,13 @@ FlashCompletion FlashController::submit(const FlashCommand& cmd, const sc_time& 
                                   {"page", std::to_string(cmd.page)},
                                   {"status", status_name(r.out.status)}});
     if (r.out.status != FlashStatus::Full) in_flight_probe_.add(at, r.t);
+    if (log_.on(core::LogLevel::Debug))
+        log_(core::LogLevel::Debug,
+             std::string(opcode_name(cmd.op)) + " die " + std::to_string(cmd.die) + " block " +
+                 std::to_string(cmd.block) + " page " + std::to_string(cmd.page) + ": " +
+                 status_name(r.out.status) + " after " + std::to_string(r.out.latency_ns) + " ns" +
+                 (r.out.error.empty() ? "" : " (" + r.out.error + ")"),
+             at);
     pending_.emplace(r.t, r.out);
     const sc_time now = sc_core::sc_time_stamp();
     wake_.notify(r.t > now ? r.t - now : SC_ZERO_TIME);

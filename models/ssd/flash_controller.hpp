@@ -186,6 +186,7 @@ class FlashController : public sc_core::sc_module {
     std::function<void(bool, const sc_core::sc_time&)> irq_;
     sc_core::sc_event wake_;
     int track_;
+    core::Logger log_;  // debug: every command, with its outcome
     uint64_t bytes_moved_ = 0;
     core::Counter &commands_, &refused_, &full_, &uncorrectable_, &failed_;
     core::Counter &corrected_bits_, &codewords_decoded_;
