@@ -96,7 +96,9 @@ void add_output_options(po::options_description& d, app::RunOptions& o,
         "vcd-filter", po::value(&o.vcd_filters)->composing(),
         "keep only the signals this glob matches, e.g. 'nand.ch0.*' (repeatable; implies --vcd)")(
         trace_flag, po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")(
-        "log", po::value(&o.log_rules)->composing(), kLogHelp)(
+        "trace-filter", po::value(&o.trace_filters)->composing(),
+        "keep only this category in trace.json: mmio, nand, flash, link, ccix, spu, ring "
+        "(repeatable; implies the trace)")("log", po::value(&o.log_rules)->composing(), kLogHelp)(
         "quiet", po::bool_switch(&o.quiet),
         "no progress line, no summary, and only warnings logged (the SPU consoles are still "
         "kept whole in OUT/console/)");

@@ -28,7 +28,7 @@ SessionOutputs::SessionOutputs(const RunOptions& opt, core::Services& services)
                            opt.quiet ? core::LogLevel::Warning : core::LogLevel::Info);
     services.log.set_console_dir(opt.out_dir + "/console");
     if (opt.waves()) services.waves.open(opt.out_dir + "/waves.vcd", opt.vcd_filters);
-    if (opt.trace) services.trace.open(opt.out_dir + "/trace.json");
+    if (opt.traces()) services.trace.open(opt.out_dir + "/trace.json", opt.trace_filters);
 }
 
 sc_core::sc_time SessionOutputs::simulate(const std::function<bool()>& done,
@@ -101,7 +101,7 @@ void SessionOutputs::finish(core::Json header, const std::vector<core::ParamInfo
     std::cout << line;
     services_.stats.print_summary(std::cout, elapsed_ns);
     std::cout << "wrote " << opt_.out_dir << "/stats.json" << (opt_.waves() ? ", waves.vcd" : "")
-              << (opt_.trace ? ", trace.json" : "") << "\n";
+              << (opt_.traces() ? ", trace.json" : "") << "\n";
 }
 
 int run_session(const RunOptions& opt) {

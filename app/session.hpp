@@ -25,6 +25,8 @@ struct RunOptions {
     std::vector<std::string>
         vcd_filters;  // --vcd-filter: globs of the signals kept (implies --vcd)
     bool waves() const { return vcd || !vcd_filters.empty(); }
+    std::vector<std::string> trace_filters;  // --trace-filter: categories kept (implies --trace)
+    bool traces() const { return trace || !trace_filters.empty(); }
     std::vector<std::string> log_rules;  // --log PATTERN=LEVEL (repeatable)
     std::string script;  // `canopy flash`: the command script to replay instead of the scenario
     std::optional<uint16_t> gdb_port;  // --gdb: serve GDB on this port (0: any free one)

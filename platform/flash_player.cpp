@@ -139,8 +139,14 @@ void FlashPlayer::send(FlashOp& op, FlashResult& r, tlm::tlm_generic_payload& gp
             where + op.label + ": " +
             (r.error.empty() ? std::string("expected to be refused but succeeded") : r.error));
     }
-    if (req->flow)
-        services_.trace.complete(track_, op.label.c_str(), "flash", issue, done - issue, req->flow);
+    if (req->flow) {
+        // A script's command has its label; a generated one is named by what the die did.
+        const std::string name = !op.label.empty() ? op.label
+                                                   : std::string(nand::op_name(op.cmd.op)) + " ch" +
+                                                         std::to_string(op.channel) + ".die" +
+                                                         std::to_string(op.cmd.chip_enable);
+        services_.trace.complete(track_, name.c_str(), "flash", issue, done - issue, req->flow);
+    }
 }
 
 static std::string us(uint64_t ps) {

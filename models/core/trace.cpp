@@ -28,8 +28,24 @@ static double us(const sc_core::sc_time& t) { return t.to_seconds() * 1e6; }
 
 TransactionTrace::~TransactionTrace() { close(); }
 
-void TransactionTrace::open(const std::string& path) {
+const std::vector<std::string>& TransactionTrace::categories() {
+    static const std::vector<std::string> c = {"mmio", "nand", "flash", "link",
+                                               "ccix", "spu",  "ring"};
+    return c;
+}
+
+void TransactionTrace::open(const std::string& path, std::vector<std::string> categories) {
     close();
+    for (const std::string& c : categories)
+        if (std::find(this->categories().begin(), this->categories().end(), c) ==
+            this->categories().end()) {
+            std::string known;
+            for (const std::string& k : this->categories())
+                known += (known.empty() ? "" : ", ") + k;
+            throw InputError("--trace-filter", c, "no such category; the categories are " + known);
+        }
+    kept_ = std::move(categories);
+    lanes_.clear();
     file_ = std::fopen(path.c_str(), "w");
     if (!file_) throw InputError(path, "", "cannot open for writing");
     path_ = path;
@@ -72,14 +88,39 @@ void TransactionTrace::write_track_name(const std::string& module, int track) {
 
 int TransactionTrace::track(const std::string& module) {
     auto [it, added] = tracks_.emplace(module, int(tracks_.size()) + 1);
-    if (added && file_) write_track_name(module, it->second);
+    if (added) {
+        track_names_.push_back(module);
+        if (file_) write_track_name(module, it->second);
+    }
     return it->second;
+}
+
+int TransactionTrace::lane(int track, uint64_t start, uint64_t end) {
+    std::vector<Lane>& lanes = lanes_[track];
+    if (lanes.empty()) lanes.push_back({track, {}});
+    if (end <= start) return track;  // an instant crosses nothing
+    auto fits = [&](const Lane& l) {
+        auto next = l.slices.lower_bound(start);
+        if (next != l.slices.end() && next->first < end) return false;
+        return next == l.slices.begin() || std::prev(next)->second <= start;
+    };
+    for (Lane& l : lanes)
+        if (fits(l)) {
+            l.slices.emplace(start, end);
+            return l.track;
+        }
+    const int t =
+        this->track(track_names_[size_t(track) - 1] + " #" + std::to_string(lanes.size() + 1));
+    lanes.push_back({t, {{start, end}}});
+    return t;
 }
 
 void TransactionTrace::complete(int track, const char* name, const char* category,
                                 const sc_core::sc_time& start, const sc_core::sc_time& dur,
                                 uint64_t flow, const std::vector<Arg>& args) {
     if (!file_) return;
+    if (!kept_.empty() && std::find(kept_.begin(), kept_.end(), category) == kept_.end()) return;
+    track = lane(track, start.value(), (start + dur).value());
     begin_event();
     std::fputs("{\"name\":", file_);
     write_escaped(file_, name);
@@ -102,23 +143,29 @@ void TransactionTrace::complete(int track, const char* name, const char* categor
     }
     std::fputc('}', file_);
     if (!flow) return;
-    // Link the previous hop's end to this hop's start with one s/f pair of its own id.
+    // Link this hop with the flow's latest one by an s/f pair of its own id, from the one that
+    // starts first to the other (hops are reported in any order), each bound to its slice.
+    const Hop here{track, start};
     auto it = last_hop_.find(flow);
     if (it != last_hop_.end()) {
+        const bool here_first = start < it->second.start;
+        const Hop& from = here_first ? here : it->second;
+        const Hop& to = here_first ? it->second : here;
         uint64_t id = ++last_flow_edge_;
         begin_event();
         std::fprintf(file_,
                      "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%" PRIu64
                      ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
-                     id, us(it->second.start), kPid, it->second.track);
+                     id, us(from.start), kPid, from.track);
         begin_event();
         std::fprintf(
             file_,
             "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
             ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
-            id, us(start), kPid, track);
+            id, us(to.start), kPid, to.track);
+        if (here_first) return;  // the latest hop stays the one to link the next to
     }
-    last_hop_[flow] = Hop{track, start};
+    last_hop_[flow] = here;
 }
 
 std::string TransactionTrace::hex(uint64_t v) {

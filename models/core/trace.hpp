@@ -1,11 +1,18 @@
-// Transaction trace in the Chrome/Perfetto trace-event JSON format: one track (tid) per module,
-// a complete event ("ph":"X") per transaction hop with its attributes, and flow events ("s"/"f")
-// linking consecutive hops of one request. Events are streamed to the file as they happen; with
-// the trace off, `enabled()` is false and callers skip all work.
+// Transaction trace in the Chrome/Perfetto trace-event JSON format, written so that Perfetto's
+// JSON importer takes it as meant: one named track (tid) per module, a complete event
+// ("ph":"X") per transaction hop with its attributes, and flow events ("s"/"f") linking the hops
+// of one request. Hops that overlap on one module without nesting (transfers in flight on a
+// link, commands queued at a player) go to lanes of the module, further tracks named
+// "<module> #2", "#3", ..., so that no two slices on a track cross. A flow's arrows always run
+// forward in time: each links the earlier-starting hop to the later, both bound to their
+// enclosing slices. Categories (mmio, nand, flash, link, ccix, spu, ring) can be kept
+// selectively. Events are streamed to the file as they happen; with the trace off, `enabled()`
+// is false and callers skip all work.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <systemc>
 #include <unordered_map>
@@ -22,7 +29,10 @@ class TransactionTrace {
     };
 
     ~TransactionTrace();
-    void open(const std::string& path);
+    // With `categories`, only hops of those categories are written; InputError names one that
+    // no model uses (see kCategories).
+    void open(const std::string& path, std::vector<std::string> categories = {});
+    static const std::vector<std::string>& categories();  // every category the models use
     void close();
     bool enabled() const { return file_ != nullptr; }
 
@@ -41,6 +51,8 @@ class TransactionTrace {
   private:
     void begin_event();
     void write_track_name(const std::string& module, int track);
+    // The track of `track`'s lanes on which [start, end) crosses no slice (ps).
+    int lane(int track, uint64_t start, uint64_t end);
     struct Hop {
         int track;
         sc_core::sc_time start;
@@ -50,7 +62,16 @@ class TransactionTrace {
     bool first_ = true;
     uint64_t last_flow_ = 0, last_flow_edge_ = 0;
     std::unordered_map<std::string, int> tracks_;
+    std::vector<std::string> track_names_;  // by track - 1
     std::unordered_map<uint64_t, Hop> last_hop_;
+    std::vector<std::string> kept_;  // categories written; empty: all
+    // Per module track, its lanes: the first is the module's own track. A lane maps each
+    // slice's start to its end (ps).
+    struct Lane {
+        int track;
+        std::map<uint64_t, uint64_t> slices;
+    };
+    std::unordered_map<int, std::vector<Lane>> lanes_;
 };
 
 }  // namespace canopy::core

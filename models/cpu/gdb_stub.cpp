@@ -165,8 +165,6 @@ GdbStub::GdbStub(std::vector<Rv32Core*> cores, uint16_t port, std::ostream& log,
         c->on_stop([this](Rv32Core& core, StopReason why) { stopped(core, why); });
         c->halt();
     }
-    log_ << "canopy: GDB stub listening on localhost:" << port_ << "; cores halted at reset"
-         << std::endl;
 }
 
 GdbStub::~GdbStub() {
@@ -281,7 +279,10 @@ void GdbStub::stopped(Rv32Core& core, StopReason why) {
     while (index < cores_.size() && cores_[index] != &core) ++index;
     g_thread_ = c_thread_ = stopped_core_ = index;
     if (fd_ < 0) {  // the first stop (reset) waits for the debugger to connect
-        log_ << "canopy: waiting for GDB on localhost:" << port_ << std::endl;
+        // Said only now, with the machine built (and its gdbinit written): a script that reads
+        // the port from this line may start GDB at once.
+        log_ << "canopy: GDB stub listening on localhost:" << port_
+             << "; cores halted at reset, waiting for GDB" << std::endl;
         fd_ = ::accept(listen_fd_, nullptr, nullptr);
         int one = 1;
         if (fd_ >= 0) ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

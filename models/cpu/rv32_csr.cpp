@@ -176,7 +176,7 @@ void Rv32Core::trap(uint32_t mcause, uint32_t mtval) {
         st_traps_[index]->add();
     }
     if (services_.trace.enabled())
-        services_.trace.complete(track_, trap_name(mcause), "cpu",
+        services_.trace.complete(track_, trap_name(mcause), "spu",
                                  sc_time::from_value(local_ticks()), SC_ZERO_TIME, 0,
                                  {{"mcause", core::TransactionTrace::hex(mcause)},
                                   {"mtval", core::TransactionTrace::hex(mtval)},

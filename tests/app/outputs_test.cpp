@@ -2,6 +2,8 @@
 // parsed and checked for structure; the same config and seed give the same bytes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -241,49 +243,107 @@ TEST(PlatformOutputs, VcdNamesStatesAndShowsVirtualChannelsAndFlashQueues) {
     EXPECT_LE(deepest, 32u);  // ssd.flash.queue_depth
 }
 
-TEST(PlatformOutputs, TraceIsChromeTraceEventsWithPairedFlows) {
-    auto d = scratch("out-trace");
-    ASSERT_EQ(run_small(d, "--trace").status, 0);
-    json t = json::parse(slurp(d + "/trace.json"));
+// Perfetto's JSON importer, as rules a trace must keep to be shown as meant: every event named
+// and on a named process and thread; the complete slices of one thread nest (sorted by start,
+// none ends past the slice it starts in), else Perfetto truncates or mis-nests them; each flow
+// has one start and one end, the start no later than the end in timestamp order (a flow whose
+// end comes first is dropped), the end bound to its enclosing slice.
+void expect_perfetto_rules(const json& t) {
     EXPECT_EQ(t["displayTimeUnit"], "ns");
     const json& ev = t["traceEvents"];
-    ASSERT_GT(ev.size(), 100u);
-    std::set<int> named_tracks, used_tracks;
-    std::map<uint64_t, int> starts, finishes;
-    size_t complete = 0;
+    std::set<int> named_processes;
+    std::set<std::pair<int, int>> named_threads, used_threads;
+    std::map<std::pair<int, int>, std::vector<std::pair<long long, long long>>> slices;
+    std::map<uint64_t, std::vector<long long>> starts, ends;  // flow id -> ts (ps)
+    auto ps = [](const json& v) { return std::llround(v.get<double>() * 1e6); };
     for (const auto& e : ev) {
         ASSERT_TRUE(e.contains("name") && e.contains("ph") && e.contains("pid") &&
                     e.contains("tid"))
             << e.dump();
         const std::string ph = e["ph"];
+        const auto thread = std::make_pair(e["pid"].get<int>(), e["tid"].get<int>());
         if (ph == "M") {
-            if (e["name"] == "thread_name") named_tracks.insert(e["tid"].get<int>());
+            if (e["name"] == "process_name") named_processes.insert(thread.first);
+            if (e["name"] == "thread_name") named_threads.insert(thread);
             continue;
         }
         ASSERT_TRUE(e.contains("ts")) << e.dump();
-        used_tracks.insert(e["tid"].get<int>());
+        used_threads.insert(thread);
         if (ph == "X") {
-            ++complete;
-            ASSERT_TRUE(e.contains("dur"));
-            EXPECT_GE(e["dur"].get<double>(), 0.0);
+            EXPECT_FALSE(e["name"].get<std::string>().empty()) << e.dump();
+            ASSERT_GE(e["dur"].get<double>(), 0.0) << e.dump();
+            slices[thread].push_back({ps(e["ts"]), ps(e["ts"]) + ps(e["dur"])});
         } else if (ph == "s") {
-            ++starts[e["id"].get<uint64_t>()];
+            starts[e["id"].get<uint64_t>()].push_back(ps(e["ts"]));
         } else if (ph == "f") {
-            ++finishes[e["id"].get<uint64_t>()];
+            ends[e["id"].get<uint64_t>()].push_back(ps(e["ts"]));
             EXPECT_EQ(e["bp"], "e");
         } else {
             ADD_FAILURE() << "unexpected phase " << ph;
         }
     }
-    EXPECT_GT(complete, 100u);
-    for (int tid : used_tracks)
-        EXPECT_TRUE(named_tracks.count(tid)) << "track " << tid << " has no name";
-    ASSERT_FALSE(starts.empty());
-    EXPECT_EQ(starts.size(), finishes.size());
-    for (const auto& [id, n] : starts) {
-        EXPECT_EQ(n, 1);
-        EXPECT_EQ(finishes[id], 1) << "flow " << id;
+    for (const auto& [pid, tid] : used_threads) {
+        EXPECT_TRUE(named_processes.count(pid)) << "process " << pid << " has no name";
+        EXPECT_TRUE(named_threads.count({pid, tid})) << "track " << tid << " has no name";
     }
+    size_t crossings = 0;
+    for (auto& [thread, v] : slices) {
+        // By start, the longer first: a slice nests in the one before it that is still open.
+        std::sort(v.begin(), v.end(), [](auto a, auto b) {
+            return a.first != b.first ? a.first < b.first : a.second > b.second;
+        });
+        std::vector<long long> open;  // ends of the enclosing slices
+        for (const auto& [b, e] : v) {
+            while (!open.empty() && open.back() <= b) open.pop_back();
+            if (!open.empty() && e > open.back()) {
+                if (++crossings <= 5)
+                    ADD_FAILURE() << "track " << thread.second << ": slice [" << b << ", " << e
+                                  << ") ps crosses the end of its enclosing slice at "
+                                  << open.back();
+                continue;
+            }
+            open.push_back(e);
+        }
+    }
+    EXPECT_EQ(crossings, 0u);
+    ASSERT_FALSE(starts.empty());
+    EXPECT_EQ(starts.size(), ends.size());
+    size_t backwards = 0;
+    for (const auto& [id, s] : starts) {
+        ASSERT_EQ(s.size(), 1u) << "flow " << id;
+        ASSERT_EQ(ends[id].size(), 1u) << "flow " << id;
+        backwards += ends[id][0] < s[0];
+    }
+    EXPECT_EQ(backwards, 0u) << "flows whose end comes before their start";
+}
+
+TEST(PlatformOutputs, TraceFollowsPerfettosImportRules) {
+    auto d = scratch("out-trace");
+    ASSERT_EQ(run_small(d, "--trace").status, 0);
+    const json t = json::parse(slurp(d + "/trace.json"));
+    ASSERT_GT(t["traceEvents"].size(), 100u);
+    expect_perfetto_rules(t);
+    // Every category the models use is there.
+    std::set<std::string> categories;
+    for (const auto& e : t["traceEvents"])
+        if (e["ph"] == "X") categories.insert(e["cat"].get<std::string>());
+    for (const char* c : {"mmio", "nand", "flash", "link", "ccix", "spu", "ring"})
+        EXPECT_TRUE(categories.count(c)) << c;
+}
+
+// --trace-filter keeps the categories asked for (and implies --trace); an unknown one is refused.
+TEST(PlatformOutputs, TraceFilterKeepsTheCategoriesAskedFor) {
+    auto d = scratch("out-trace-filter");
+    ASSERT_EQ(run_small(d, "--trace-filter nand --trace-filter ring").status, 0);
+    const json t = json::parse(slurp(d + "/trace.json"));
+    std::set<std::string> categories;
+    for (const auto& e : t["traceEvents"])
+        if (e["ph"] == "X") categories.insert(e["cat"].get<std::string>());
+    EXPECT_EQ(categories, (std::set<std::string>{"nand", "ring"}));
+    expect_perfetto_rules(t);
+    auto bad = run_small(d, "--trace-filter pcie");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("--trace-filter: pcie: no such category"), std::string::npos) << bad.err;
 }
 
 TEST(PlatformOutputs, SameSeedSameBytesOtherSeedOtherErrors) {
