@@ -321,3 +321,67 @@ TEST(CoreTrace, HexFormatting) {
     EXPECT_EQ(TransactionTrace::hex(0xdeadbeef), "0xdeadbeef");
     EXPECT_EQ(TransactionTrace::hex(UINT64_MAX), "0xffffffffffffffff");
 }
+
+// Two transfers in flight on one link overlap without nesting: the second goes to a lane of
+// the link, a track of its own named after it, so no two slices on a track cross. A slice that
+// fits between or inside others stays on the module's track; an instant never moves.
+TEST(CoreTrace, OverlappingHopsGoToLanesOfTheirModule) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    TransactionTrace t;
+    t.open(path);
+    const int link = t.track("link.down");
+    t.complete(link, "a", "link", sc_time(0, SC_NS), sc_time(100, SC_NS), 0);
+    t.complete(link, "b", "link", sc_time(50, SC_NS), sc_time(100, SC_NS), 0);  // crosses a
+    t.complete(link, "c", "link", sc_time(100, SC_NS), sc_time(20, SC_NS), 0);  // after a
+    t.complete(link, "d", "link", sc_time(60, SC_NS), sc_time(100, SC_NS), 0);  // crosses a, b
+    t.complete(link, "e", "link", sc_time(70, SC_NS), sc_time(0, SC_NS), 0);    // an instant
+    t.close();
+    const json doc = load_trace(path);
+    const auto names = thread_names(doc);
+    std::map<std::string, std::string> on;  // slice -> track name
+    for (const auto& x : events(doc, "X"))
+        on[x["name"].get<std::string>()] = names.at(x["tid"].get<int>());
+    EXPECT_EQ(on["a"], "link.down");
+    EXPECT_EQ(on["b"], "link.down #2");
+    EXPECT_EQ(on["c"], "link.down");
+    EXPECT_EQ(on["d"], "link.down #3");
+    EXPECT_EQ(on["e"], "link.down");
+}
+
+// Hops reported out of time order (a model running ahead of the kernel reports its part
+// first): every arrow still runs from the hop that starts first to the later one.
+TEST(CoreTrace, FlowArrowsRunForwardWhateverTheReportOrder) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    TransactionTrace t;
+    t.open(path);
+    const int player = t.track("player"), die = t.track("nand.ch0.die0"), bus = t.track("bus");
+    const uint64_t flow = t.new_flow();
+    t.complete(die, "read", "nand", sc_time(300, SC_NS), sc_time(50, SC_NS), flow);
+    t.complete(bus, "cmd", "nand", sc_time(200, SC_NS), sc_time(10, SC_NS), flow);
+    t.complete(player, "READ", "flash", sc_time(100, SC_NS), sc_time(400, SC_NS), flow);
+    t.close();
+    const json doc = load_trace(path);
+    std::map<uint64_t, double> start;
+    for (const auto& s : events(doc, "s")) start[s["id"].get<uint64_t>()] = s["ts"].get<double>();
+    const auto fs_ = events(doc, "f");
+    ASSERT_EQ(fs_.size(), 2u);
+    for (const auto& f : fs_) EXPECT_LE(start.at(f["id"].get<uint64_t>()), f["ts"].get<double>());
+}
+
+// Only the categories asked for are written; a category no model uses is refused.
+TEST(CoreTrace, CategoriesFilterTheHops) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    TransactionTrace t;
+    t.open(path, {"nand"});
+    const int die = t.track("nand.ch0.die0"), link = t.track("link.down");
+    t.complete(die, "read", "nand", sc_time(0, SC_NS), sc_time(10, SC_NS), 0);
+    t.complete(link, "tlp", "link", sc_time(0, SC_NS), sc_time(10, SC_NS), 0);
+    t.close();
+    const auto xs = events(load_trace(path), "X");
+    ASSERT_EQ(xs.size(), 1u);
+    EXPECT_EQ(xs[0]["cat"], "nand");
+    EXPECT_THROW(t.open(path, {"pcie"}), canopy::InputError);
+}
