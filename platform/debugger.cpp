@@ -3,27 +3,27 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.hpp"
-
 namespace canopy::platform {
 
 Debugger::Debugger(const DebugConfig& cfg, const std::vector<cpu::Rv32Core*>& cores,
                    const std::vector<std::string>& names, const std::string& firmware,
                    std::ostream& log)
-    : cfg_(cfg), stub_(cores, cfg.gdb_port.value_or(0), log, names) {
+    : cfg_(cfg), stub_(cores, cfg.gdb_port.value_or(0), log, names), log_(log) {
     elves_.push_back(firmware);
-    write_gdbinit();
+    stub_.before_waiting([this] { write_gdbinit(); });
 }
 
-void Debugger::add_symbols(const std::string& elf) {
-    elves_.push_back(elf);
-    write_gdbinit();
-}
+void Debugger::add_symbols(const std::string& elf) { elves_.push_back(elf); }
 
+// Once, with every app's ELF known, before GDB is told where to connect.
 void Debugger::write_gdbinit() const {
     if (cfg_.gdbinit.empty()) return;
     std::ofstream f(cfg_.gdbinit);
-    if (!f) throw InputError("--gdb", cfg_.gdbinit, "cannot write the GDB script here");
+    if (!f) {  // the output directory was writable when the run began: say so and go on
+        log_ << "canopy: cannot write " << cfg_.gdbinit << "; load the symbols by hand"
+             << std::endl;
+        return;
+    }
     auto absolute = [](const std::string& p) { return std::filesystem::absolute(p).string(); };
     f << "# Written by canopy for this run: gdb-multiarch -x " << cfg_.gdbinit << "\n"
       << "# SPU-OS, then each SSD App at the slot it is linked for; threads are the SPU cores.\n"

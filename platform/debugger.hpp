@@ -39,6 +39,7 @@ class Debugger {
     DebugConfig cfg_;
     cpu::GdbStub stub_;
     std::vector<std::string> elves_;  // SPU-OS first: `file`; the apps: `add-symbol-file`
+    std::ostream& log_;
 };
 
 }  // namespace canopy::platform

@@ -11,15 +11,13 @@ Console::Console(sc_core::sc_module_name name, core::Services& services, std::st
     : sc_module(name),
       socket("socket"),
       services_(services),
-      owner_(std::move(owner)),
+      owner_(!owner.empty()        ? std::move(owner)
+             : get_parent_object() ? get_parent_object()->name()
+                                   : this->name()),
       transcript_(transcript),
+      log_(services.log, owner_),
       bytes_(services.stats.counter(this->name(), "bytes", "bytes written to TX")),
       lines_(services.stats.counter(this->name(), "lines", "lines printed")) {
-    if (owner_.empty()) {
-        const sc_core::sc_object* parent = get_parent_object();
-        owner_ = parent ? parent->name() : this->name();
-    }
-    log_ = std::make_unique<core::Logger>(services.log, owner_);
     socket.register_b_transport(this, &Console::b_transport);
 }
 
@@ -34,7 +32,7 @@ void Console::write_line(const std::string& suffix, const sc_core::sc_time& at) 
         file_ = std::make_unique<std::ofstream>(path);
     }
     if (file_) *file_ << line_ << suffix << "\n" << std::flush;
-    (*log_)(core::LogLevel::Info, line_ + suffix, at);
+    log_(core::LogLevel::Info, line_ + suffix, at);
     lines_.add();
     line_.clear();
 }

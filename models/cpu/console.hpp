@@ -42,7 +42,7 @@ class Console : public sc_core::sc_module {
     core::Services& services_;
     std::string owner_;
     std::ostream& transcript_;
-    std::unique_ptr<core::Logger> log_;    // once the owner's name is known
+    core::Logger log_;
     std::unique_ptr<std::ofstream> file_;  // OUT/console/<owner>.log, opened at the first line
     std::string line_;
     core::Counter &bytes_, &lines_;

@@ -281,6 +281,7 @@ void GdbStub::stopped(Rv32Core& core, StopReason why) {
     if (fd_ < 0) {  // the first stop (reset) waits for the debugger to connect
         // Said only now, with the machine built (and its gdbinit written): a script that reads
         // the port from this line may start GDB at once.
+        if (before_waiting_) before_waiting_();
         log_ << "canopy: GDB stub listening on localhost:" << port_
              << "; cores halted at reset, waiting for GDB" << std::endl;
         fd_ = ::accept(listen_fd_, nullptr, nullptr);

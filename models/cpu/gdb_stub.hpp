@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ class GdbStub {
     // The run is over (the platform went quiet: no program exit a core saw): the debugger
     // hears that the program exited with `status`, and the connection closes.
     void end(int status);
+    // Called once, with the machine built, just before the stub says where it listens and waits
+    // for the debugger (the platform writes its gdbinit there).
+    void before_waiting(std::function<void()> f) { before_waiting_ = std::move(f); }
 
     uint16_t port() const { return port_; }
     // The debugger ended the run with `kill` (the simulation was stopped there).
@@ -71,6 +75,7 @@ class GdbStub {
 
     std::vector<Rv32Core*> cores_;
     std::vector<std::string> names_;
+    std::function<void()> before_waiting_;
     std::ostream& log_;
     int listen_fd_ = -1, fd_ = -1;
     uint16_t port_ = 0;
