@@ -14,6 +14,7 @@
 #include "app/session.hpp"
 #include "app/version.hpp"
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "experiments/registry.hpp"
 #include "platform/iss_machine.hpp"
 #include "platform/platform_config.hpp"
@@ -87,6 +88,15 @@ const char* const kLogHelp =
     "e.g. --log 'device.ssd.spu*=debug' --log 'device.ssd.flash0=debug' (repeatable, later "
     "rules win; default info, the SPU consoles' level)";
 
+const std::string& trace_filter_help() {
+    static const std::string help = [] {
+        std::string h = "keep only this category in trace.json:";
+        for (const std::string& c : core::TransactionTrace::categories()) h += " " + c;
+        return h + " (repeatable; implies the trace)";
+    }();
+    return help;
+}
+
 // `trace_flag`: the option that writes trace.json (`replay` takes --trace for its input).
 void add_output_options(po::options_description& d, app::RunOptions& o,
                         const char* trace_flag = "trace") {
@@ -96,9 +106,8 @@ void add_output_options(po::options_description& d, app::RunOptions& o,
         "vcd-filter", po::value(&o.vcd_filters)->composing(),
         "keep only the signals this glob matches, e.g. 'nand.ch0.*' (repeatable; implies --vcd)")(
         trace_flag, po::bool_switch(&o.trace), "write trace.json (Chrome/Perfetto trace events)")(
-        "trace-filter", po::value(&o.trace_filters)->composing(),
-        "keep only this category in trace.json: mmio, nand, flash, link, ccix, spu, ring "
-        "(repeatable; implies the trace)")("log", po::value(&o.log_rules)->composing(), kLogHelp)(
+        "trace-filter", po::value(&o.trace_filters)->composing(), trace_filter_help().c_str())(
+        "log", po::value(&o.log_rules)->composing(), kLogHelp)(
         "quiet", po::bool_switch(&o.quiet),
         "no progress line, no summary, and only warnings logged (the SPU consoles are still "
         "kept whole in OUT/console/)");

@@ -17,7 +17,8 @@ RootPort::RootPort(sc_core::sc_module_name name, host::Iommu& iommu, uint32_t de
       ats_failures_(
           services.stats.counter(this->name(), "ats_failures", "ATS answers with R = W = 0")),
       memory_(services.stats.counter(this->name(), "memory",
-                                     "memory requests forwarded to host memory")) {
+                                     "memory requests forwarded to host memory")),
+      trace_(services.trace) {
     link_target.register_b_transport(this, &RootPort::b_transport);
     link_target.register_transport_dbg(this, &RootPort::transport_dbg);
     walk_target.register_b_transport(this, &RootPort::walk_b_transport);
@@ -36,6 +37,8 @@ void RootPort::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
     ats_.add();
     ++ats_requests_;
     const uint32_t pasid = tlp->pasid ? tlp->pasid : default_pasid_;
+    const auto* request = gp.get_extension<core::RequestExt>();
+    const core::TransactionTrace::FlowScope flow(trace_, request ? request->flow : 0);
     const host::AtsResult r = iommu_.translate(pasid, gp.get_address(), delay);
     link::AtsEntry e;  // R = W = 0 unless the IOMMU translated it
     if (r.ok) {

@@ -52,6 +52,7 @@ class RootPort : public sc_core::sc_module {
     uint32_t default_pasid_;
     uint64_t ats_requests_ = 0;
     core::Counter &ats_, &ats_failures_, &memory_;
+    core::TransactionTrace& trace_;
 };
 
 }  // namespace canopy::platform

@@ -30,7 +30,7 @@ TransactionTrace::~TransactionTrace() { close(); }
 
 const std::vector<std::string>& TransactionTrace::categories() {
     static const std::vector<std::string> c = {"mmio", "nand", "flash", "link",
-                                               "ccix", "spu",  "ring"};
+                                               "ccix", "host", "spu",   "ring"};
     return c;
 }
 
@@ -50,7 +50,7 @@ void TransactionTrace::open(const std::string& path, std::vector<std::string> ca
     if (!file_) throw InputError(path, "", "cannot open for writing");
     path_ = path;
     first_ = true;
-    last_hop_.clear();
+    flows_.clear();
     std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
     begin_event();
     std::fprintf(file_,
@@ -143,29 +143,71 @@ void TransactionTrace::complete(int track, const char* name, const char* categor
     }
     std::fputc('}', file_);
     if (!flow) return;
-    // Link this hop with the flow's latest one by an s/f pair of its own id, from the one that
-    // starts first to the other (hops are reported in any order), each bound to its slice.
+    // Link this hop into its flow's chain by an s/f pair of its own id, always from the hop that
+    // starts first to the later one (each bound to its slice). Hops come in any order: in time
+    // order (a request going on), or inner first (a nested call reports before its caller). A
+    // hop before the flow's earliest links to that one, a hop after its latest from that one,
+    // so either way the arrows form a chain; one in between hangs off the earliest. On equal
+    // starts the hop reported later comes first: it is the caller, which reports once its
+    // callee has returned.
     const Hop here{track, start};
-    auto it = last_hop_.find(flow);
-    if (it != last_hop_.end()) {
-        const bool here_first = start < it->second.start;
-        const Hop& from = here_first ? here : it->second;
-        const Hop& to = here_first ? it->second : here;
-        uint64_t id = ++last_flow_edge_;
-        begin_event();
-        std::fprintf(file_,
-                     "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%" PRIu64
-                     ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
-                     id, us(from.start), kPid, from.track);
-        begin_event();
-        std::fprintf(
-            file_,
-            "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
-            ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
-            id, us(to.start), kPid, to.track);
-        if (here_first) return;  // the latest hop stays the one to link the next to
+    auto before = [&](const Hop& other) { return here.start <= other.start; };
+    auto it = flows_.find(flow);
+    if (it == flows_.end()) {
+        flows_.emplace(flow, Ends{here, here});
+        return;
     }
-    last_hop_[flow] = here;
+    Ends& ends = it->second;
+    if (before(ends.first)) {
+        arrow(here, ends.first);
+        ends.first = here;
+    } else if (!before(ends.last)) {
+        arrow(ends.last, here);
+        ends.last = here;
+    } else {
+        arrow(ends.first, here);
+    }
+}
+
+void TransactionTrace::arrow(const Hop& from, const Hop& to) {
+    const uint64_t id = ++last_flow_edge_;
+    begin_event();
+    std::fprintf(file_,
+                 "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%" PRIu64
+                 ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
+                 id, us(from.start), kPid, from.track);
+    begin_event();
+    std::fprintf(file_,
+                 "{\"name\":\"request\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
+                 ",\"ts\":%.6f,\"pid\":%d,\"tid\":%d}",
+                 id, us(to.start), kPid, to.track);
+}
+
+static const void* running_process() {
+    return sc_core::sc_get_current_process_handle().get_process_object();
+}
+
+uint64_t TransactionTrace::current_flow() const {
+    if (!file_ || current_.empty()) return 0;
+    const auto it = current_.find(running_process());
+    return it == current_.end() ? 0 : it->second;
+}
+
+TransactionTrace::FlowScope::FlowScope(TransactionTrace& t, uint64_t flow) : t_(t) {
+    if (!t.enabled()) return;
+    active_ = true;
+    process_ = running_process();
+    uint64_t& current = t.current_[process_];
+    outer_ = current;
+    current = flow;
+}
+
+TransactionTrace::FlowScope::~FlowScope() {
+    if (!active_) return;
+    if (outer_)
+        t_.current_[process_] = outer_;
+    else
+        t_.current_.erase(process_);
 }
 
 std::string TransactionTrace::hex(uint64_t v) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/payload.hpp"
 #include "core/sim_time.hpp"
 
 namespace canopy::host {
@@ -58,7 +59,9 @@ HomeNode::HomeNode(sc_core::sc_module_name name, const HomeNodeConfig& cfg,
                                            "coherent request to response at the home", true)),
       hazard_wait_(services.stats.distribution(
           this->name(), "hazard_wait", "ns",
-          "time a request waited for an earlier request to the same line")) {
+          "time a request waited for an earlier request to the same line")),
+      services_(services),
+      track_(services.trace.track(this->name())) {
     for (int i = 0; i < core::kCohRequests; ++i)
         requests_[i] = &services.stats.counter(
             this->name(), std::string("requests.") + core::to_string(CohRequest(i)),
@@ -261,6 +264,11 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
     if (req != CohRequest::WriteBack && req != CohRequest::Evict) busy = now + delay;
     if (e.idle(now)) lines_.erase(line_address);
     latency_.sample(core::ns_of(delay - start));
+    if (services_.trace.enabled())
+        services_.trace.complete(track_, core::to_string(req), "host", now + start, delay - start,
+                                 services_.trace.current_flow(),
+                                 {{"line", core::TransactionTrace::hex(line_address)},
+                                  {"requester", requesters_[requester].name}});
     return res;
 }
 
@@ -289,6 +297,7 @@ void HomeNode::io_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         return;
     }
     (write ? io_writes_ : io_reads_).add();
+    const sc_time start = sc_core::sc_time_stamp() + delay;
     const uint64_t lb = line_bytes();
     const uint64_t first = a & ~(lb - 1), end = a + n;
     sc_time t_snoop = SC_ZERO_TIME;
@@ -331,6 +340,13 @@ void HomeNode::io_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     for (auto& [l, data] : dirty) overlay(l, data.data());
     delay += t_snoop + t_data;
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (services_.trace.enabled()) {
+        const auto* request = gp.get_extension<core::RequestExt>();
+        services_.trace.complete(
+            track_, write ? "io write" : "io read", "host", start, t_snoop + t_data,
+            request ? request->flow : 0,
+            {{"address", core::TransactionTrace::hex(a)}, {"bytes", std::to_string(n)}});
+    }
 }
 
 void HomeNode::read_coherent(uint64_t address, uint8_t* bytes, uint64_t length) {

@@ -27,6 +27,9 @@
 // call: SystemC runs one process at a time and no call waits, so every request is atomic. As an
 // HN-F's address hazard check does, a request to a line another request still occupies waits
 // until that one completes (stat `hazard_wait`): contention on one line costs time.
+//
+// Trace ("host" category): a slice per request, named by its type, and per I/O access, in the
+// flow of the request that caused it (a core's load, the device's CCIX access, a DMA).
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -144,6 +147,8 @@ class HomeNode : public sc_core::sc_module, public core::CoherentHome {
         &io_reads_, &io_writes_, &errors_;
     core::Distribution& latency_;
     core::Distribution& hazard_wait_;
+    core::Services& services_;
+    int track_;
 };
 
 }  // namespace canopy::host

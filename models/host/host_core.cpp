@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/payload.hpp"
 #include "core/sim_time.hpp"
 
 namespace canopy::host {
@@ -53,6 +54,8 @@ HostCore::HostCore(sc_core::sc_module_name name, const HostCoreConfig& cfg, Home
     : sc_module(name),
       mmio("mmio"),
       cfg_((cfg.validate(this->name()), cfg)),
+      services_(services),
+      track_(services.trace.track(this->name())),
       home_(home),
       kernel_(kernel),
       tlb_(cfg.tlb_entries, cfg.tlb_ways, page_sizes()),
@@ -158,6 +161,36 @@ HostCore::Mapping HostCore::translate(uint64_t va, const char* what) {
     return {leaf->pa, leaf->device, leaf->va_base + leaf->page_bytes};
 }
 
+// One memory operation of the program as a request of the trace: the hops it causes beyond the
+// core (home node, link, device) share its flow, and when it left the core (a hop was written)
+// the core's own slice is written too, from issue to completion. Costs nothing with no trace.
+class HostCore::TracedRequest {
+  public:
+    TracedRequest(HostCore& core, const char* what, uint64_t va)
+        : core_(core),
+          what_(what),
+          va_(va),
+          flow_(core.services_.trace.enabled() ? core.services_.trace.new_flow() : 0),
+          scope_(core.services_.trace, flow_),
+          start_(core.now()) {}
+    ~TracedRequest() {
+        core::TransactionTrace& t = core_.services_.trace;
+        if (flow_ && t.reached(flow_))
+            t.complete(core_.track_, what_, "host", start_, core_.now() - start_, flow_,
+                       {{"va", hex(va_)}});
+    }
+    TracedRequest(const TracedRequest&) = delete;
+    TracedRequest& operator=(const TracedRequest&) = delete;
+
+  private:
+    HostCore& core_;
+    const char* what_;
+    uint64_t va_;
+    uint64_t flow_;
+    core::TransactionTrace::FlowScope scope_;
+    sc_time start_;
+};
+
 void HostCore::check_length(uint64_t va, unsigned length, const char* what) const {
     if (length < 1 || length > 64)
         throw HostFault(std::string(name()) + ": " + what + " of " + std::to_string(length) +
@@ -173,8 +206,12 @@ void HostCore::mmio_access(bool write, uint64_t pa, uint8_t* bytes, unsigned len
     gp.set_data_length(length);
     gp.set_streaming_width(length);
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    core::RequestExt request;  // the trace's flow of the load or store this access serves
+    request.flow = services_.trace.current_flow();
+    gp.set_extension(&request);
     sc_time d = SC_ZERO_TIME;
     mmio->b_transport(gp, d);
+    gp.clear_extension(&request);
     (write ? mmio_writes_ : mmio_reads_).add();
     if (!gp.is_response_ok())
         raise(std::string("device ") + (write ? "write" : "read") + " of " +
@@ -188,6 +225,7 @@ void HostCore::mmio_access(bool write, uint64_t pa, uint8_t* bytes, unsigned len
 void HostCore::load(uint64_t va, void* bytes, unsigned length) {
     check_length(va, length, "load");
     loads_.add();
+    const TracedRequest traced(*this, "load", va);
     const sc_time t0 = now();
     auto* p = static_cast<uint8_t*>(bytes);
     const uint32_t lb = home_.line_bytes();
@@ -207,6 +245,7 @@ void HostCore::load(uint64_t va, void* bytes, unsigned length) {
 void HostCore::store(uint64_t va, const void* bytes, unsigned length) {
     check_length(va, length, "store");
     stores_.add();
+    const TracedRequest traced(*this, "store", va);
     const sc_time t0 = now();
     const auto* p = static_cast<const uint8_t*>(bytes);
     const uint32_t lb = home_.line_bytes();
@@ -229,6 +268,7 @@ uint64_t HostCore::atomic(uint64_t va, const core::AtomicRequest& a) {
         raise(std::string(what) + " of " + std::to_string(a.size) + " B at VA " + hex(va) +
               ": atomics take 1, 2, 4 or 8 naturally aligned bytes");
     atomics_.add();
+    const TracedRequest traced(*this, what, va);
     const sc_time t0 = now();
     const Mapping m = translate(va, what);
     if (m.device) raise(std::string(what) + " at VA " + hex(va) + ": device memory");

@@ -7,7 +7,8 @@
 // a miss; so latency is simulated, not assumed, and several cores contend for lines for real.
 // Device memory (a BAR mapped with HostKernel::map_device) is uncached: the access leaves through
 // `mmio` towards the root complex and the PCIe link; reads wait for the completion, writes are
-// posted.
+// posted. In the trace, an operation that leaves the core is a slice on the core's track ("host"
+// category), linked to its hops at the home node, on the link and in the device.
 //
 // Time: the core runs ahead of the SystemC kernel by a local offset (temporal decoupling) while
 // it hits its caches and computes, and synchronises (wait()) before every request that leaves
@@ -135,8 +136,11 @@ class HostCore : public sc_core::sc_module {
     void check_length(uint64_t va, unsigned length, const char* what) const;
     void mmio_access(bool write, uint64_t pa, uint8_t* bytes, unsigned length);
     [[noreturn]] void raise(const std::string& message);
+    class TracedRequest;
 
     HostCoreConfig cfg_;
+    core::Services& services_;
+    int track_;
     HomeNode& home_;
     HostKernel& kernel_;
     std::unique_ptr<core::CoherentCache> cache_;

@@ -50,7 +50,9 @@ Iommu::Iommu(sc_core::sc_module_name name, const IommuConfig& cfg, core::Service
       walk_latency_(services.stats.distribution(this->name(), "latency.walk", "ns",
                                                 "page-table walk time of a request's miss")),
       latency_(services.stats.distribution(this->name(), "latency.ats", "ns",
-                                           "request to answer, per ATS request", true)) {}
+                                           "request to answer, per ATS request", true)),
+      services_(services),
+      track_(services.trace.track(this->name())) {}
 
 void Iommu::attach(uint32_t pasid, AddressSpace& space) {
     roots_[pasid] = space.root();
@@ -108,6 +110,13 @@ AtsResult Iommu::translate(uint32_t pasid, uint64_t va, sc_time& delay) {
         if (r.ok) iotlb_.insert(pasid, r.va_base, r.pa_base, r.page_bytes);
     }
     latency_.sample(ns_of(delay - start));
+    if (services_.trace.enabled())
+        services_.trace.complete(track_, r.iotlb_hit ? "translate" : "translate (walk)", "host",
+                                 sc_core::sc_time_stamp() + start, delay - start,
+                                 services_.trace.current_flow(),
+                                 {{"pasid", std::to_string(pasid)},
+                                  {"va", core::TransactionTrace::hex(va)},
+                                  {"ok", r.ok ? "yes" : "no"}});
     if (!r.ok) {
         failures_.add();
         return r;

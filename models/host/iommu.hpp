@@ -20,7 +20,8 @@
 // processing_ns alone (assumed: the paper does not measure an IOMMU hit).
 //
 // The IOMMU is called directly (translate()); the ATS request/completion TLPs of models/link
-// reach it through the root port, which is not written yet.
+// reach it through the platform's root port. Trace ("host" category): a slice per request, in
+// the flow of the access being translated.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -98,6 +99,8 @@ class Iommu : public sc_core::sc_module {
     core::Counter& invalidations_;
     core::Distribution& walk_latency_;
     core::Distribution& latency_;
+    core::Services& services_;
+    int track_;
 };
 
 }  // namespace canopy::host

@@ -139,6 +139,9 @@ std::string Atc::request(uint64_t va, AtsEntry& out, sc_core::sc_time& delay) {
     tlp->type = core::TlpExt::Type::AtsTranslate;
     tlp->at = core::TlpExt::AddressType::TranslationRequest;
     gp.set_extension(tlp);
+    auto* request = new core::RequestExt;  // the trace's flow of the access being translated
+    request->flow = services_.trace.current_flow();
+    gp.set_extension(request);
     ats_initiator->b_transport(gp, delay);
     if (!gp.is_response_ok())
         return "ATS request for " + hex(va) + " answered " + gp.get_response_string();

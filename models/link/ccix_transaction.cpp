@@ -3,7 +3,7 @@
 namespace canopy::link {
 
 CcixTransactionPool::Lease::Lease(CcixTransactionPool& pool, bool write, uint8_t* data,
-                                  uint32_t length, core::TlpExt::Type type)
+                                  uint32_t length, core::TlpExt::Type type, uint64_t flow)
     : pool_(pool) {
     if (pool.in_use_ == pool.transactions_.size())
         pool.transactions_.push_back(std::make_unique<CcixTransaction>());
@@ -22,6 +22,8 @@ CcixTransactionPool::Lease::Lease(CcixTransactionPool& pool, bool write, uint8_t
     t.message = CcixMessageExt();
     t.gp.set_extension(&t.tlp);
     t.gp.set_extension(&t.link);
+    t.request.flow = flow;
+    t.gp.set_extension(&t.request);
 }
 
 void CcixTransactionPool::Lease::attach_message(const CcixHeader& h) {
@@ -34,6 +36,7 @@ void CcixTransactionPool::Lease::attach_message(const CcixHeader& h) {
 CcixTransactionPool::Lease::~Lease() {
     t_->gp.clear_extension(&t_->tlp);
     t_->gp.clear_extension(&t_->link);
+    t_->gp.clear_extension(&t_->request);
     if (with_message_) t_->gp.clear_extension(&t_->message);
     --pool_.in_use_;
 }

@@ -23,6 +23,7 @@ struct CcixTransaction {
     core::TlpExt tlp;
     LinkTlpExt link;
     CcixMessageExt message;
+    core::RequestExt request;  // the trace's flow
 };
 
 class CcixTransactionPool {
@@ -30,8 +31,9 @@ class CcixTransactionPool {
     // One transaction of the pool, set up afresh; its extensions come off when the lease ends.
     class Lease {
       public:
+        // `flow`: the trace's request this transaction serves (0: none).
         Lease(CcixTransactionPool& pool, bool write, uint8_t* data, uint32_t length,
-              core::TlpExt::Type type);
+              core::TlpExt::Type type, uint64_t flow);
         ~Lease();
         Lease(const Lease&) = delete;
         Lease& operator=(const Lease&) = delete;

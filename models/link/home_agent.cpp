@@ -51,7 +51,9 @@ HomeAgent::HomeAgent(sc_core::sc_module_name name, const CcixConfig& cfg, core::
       request_latency_(services.stats.distribution(this->name(), "latency.request", "ns",
                                                    "RA request at the HA to its response", true)),
       snoop_latency_(services.stats.distribution(this->name(), "latency.snoop", "ns",
-                                                 "snoop of the RA over the link, round trip")) {
+                                                 "snoop of the RA over the link, round trip")),
+      services_(services),
+      track_(services.trace.track(this->name())) {
     if (home.line_bytes() != kCcixLineBytes)
         throw std::logic_error(std::string(this->name()) + ": the home's lines are " +
                                std::to_string(home.line_bytes()) + " B, CCIX's 64 B");
@@ -135,6 +137,8 @@ void HomeAgent::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const core::CohRequest req = coh_request(h.op);
     requests_[int(req)]->add();
     const sc_time start = delay;
+    const auto* request = gp.get_extension<core::RequestExt>();
+    const core::TransactionTrace::FlowScope flow(services_.trace, request ? request->flow : 0);
     delay += request_;
     uint8_t* buf = gp.get_data_ptr();
     uint8_t scratch[kCcixLineBytes] = {};
@@ -157,6 +161,10 @@ void HomeAgent::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
             std::string(to_string(h.op)) + " of line " + hex(h.address) + ": " + e.what());
     }
     request_latency_.sample(ns_of(delay - start));
+    if (services_.trace.enabled())
+        services_.trace.complete(track_, to_string(h.op), "ccix", sc_core::sc_time_stamp() + start,
+                                 delay - start, services_.trace.current_flow(),
+                                 {{"line", hex(h.address)}});
     if (gp.is_read()) {
         CcixHeader r;
         r.tag = h.tag;
@@ -209,7 +217,7 @@ core::SnoopResponse HomeAgent::snoop(core::SnoopKind kind, uint64_t line, uint8_
     const sc_time start = delay;
     uint8_t buf[kCcixMaxMessageBytes] = {};  // the answer: header and line
     CcixTransactionPool::Lease t(snoop_transactions_, false, buf, kCcixMaxMessageBytes,
-                                 core::TlpExt::Type::CcixSnoop);
+                                 core::TlpExt::Type::CcixSnoop, services_.trace.current_flow());
     prepare_snoop(t, kind, line, ++tag_);
     delay += snoop_time_;
     snoop_initiator->b_transport(t->gp, delay);
@@ -236,7 +244,7 @@ core::SnoopResponse HomeAgent::snoop(core::SnoopKind kind, uint64_t line, uint8_
 bool HomeAgent::peek_dirty(uint64_t line, uint8_t* data) {
     uint8_t buf[kCcixMaxMessageBytes] = {};
     CcixTransactionPool::Lease t(snoop_transactions_, false, buf, kCcixMaxMessageBytes,
-                                 core::TlpExt::Type::CcixSnoop);
+                                 core::TlpExt::Type::CcixSnoop, 0);
     prepare_snoop(t, core::SnoopKind::Once, line, 0);
     if (snoop_initiator->transport_dbg(t->gp) != kCcixMaxMessageBytes) return false;
     CcixHeader r;

@@ -15,6 +15,8 @@
 //
 // Timing (loosely timed, CcixConfig::ha): request_ns per request, on top of the home's own time;
 // snoop_ns per snoop, on top of the link both ways and the RA's handling. Never waits.
+// Trace ("ccix" category): a slice per request received, in the flow of the RA's access, which
+// the home node's request and its snoops join.
 //
 // A malformed or unknown message, a message on the wrong command (a posted request as a read, a
 // non-posted one as a write), a length that does not match its opcode, an unaligned line address
@@ -76,6 +78,8 @@ class HomeAgent : public sc_core::sc_module {
     core::Counter* requests_[core::kCohRequests];
     core::Counter &snoops_, &snoop_data_, &errors_;
     core::Distribution &request_latency_, &snoop_latency_;
+    core::Services& services_;
+    int track_;
 };
 
 }  // namespace canopy::link

@@ -121,6 +121,8 @@ RaResult RequestAgent::access(Op op, uint32_t pasid, uint64_t va, uint8_t* bytes
     if (va + (length - 1) < va) return fail(refused_, std::string(what) + " wraps past 2^64");
     (op == Op::Load ? loads_ : stores_).add();
     const sc_time start = sc_core::sc_time_stamp() + delay;
+    const uint64_t flow = services_.trace.enabled() ? services_.trace.new_flow() : 0;
+    const core::TransactionTrace::FlowScope scope(services_.trace, flow);
     struct Current {  // lets evictions leave at the caller's time
         sc_time*& c;
         Current(sc_time*& cur, sc_time& d) : c(cur) { c = &d; }
@@ -162,7 +164,7 @@ RaResult RequestAgent::access(Op op, uint32_t pasid, uint64_t va, uint8_t* bytes
     (op == Op::Load ? read_latency_ : write_latency_).sample(ns);
     if (services_.trace.enabled())
         services_.trace.complete(track_, what, "ccix", start,
-                                 sc_core::sc_time_stamp() + delay - start, 0,
+                                 sc_core::sc_time_stamp() + delay - start, flow,
                                  {{"va", hex(va)}, {"bytes", std::to_string(length)}});
     return RaResult{};
 }
@@ -257,6 +259,8 @@ RaResult RequestAgent::atomic(uint32_t pasid, uint64_t va, const core::AtomicReq
                                   ": the ATC translates for PASID " + std::to_string(pasid_));
     atomics_.add();
     const sc_time start = sc_core::sc_time_stamp() + delay;
+    const uint64_t flow = services_.trace.enabled() ? services_.trace.new_flow() : 0;
+    const core::TransactionTrace::FlowScope scope(services_.trace, flow);
     delay += issue_;
     uint64_t pa = 0, page_end = 0;
     const std::string why = translate(va, pa, page_end, delay);
@@ -272,7 +276,7 @@ RaResult RequestAgent::atomic(uint32_t pasid, uint64_t va, const core::AtomicReq
     const sc_time end = sc_core::sc_time_stamp() + delay;
     atomic_latency_.sample(ns_of(end - start));
     if (services_.trace.enabled())
-        services_.trace.complete(track_, core::to_string(a.kind), "ccix", start, end - start, 0,
+        services_.trace.complete(track_, core::to_string(a.kind), "ccix", start, end - start, flow,
                                  {{"va", hex(va)}, {"bytes", std::to_string(a.size)}});
     return r;
 }
@@ -336,7 +340,8 @@ core::CoherentHome::Result RequestAgent::send(core::CohRequest req, uint64_t lin
         h.encode(buf);
         if (h.length) std::memcpy(buf + kCcixHeaderBytes, data, h.length);
         CcixTransactionPool::Lease lease(transactions_, true, buf, kCcixHeaderBytes + h.length,
-                                         core::TlpExt::Type::CcixRequest);
+                                         core::TlpExt::Type::CcixRequest,
+                                         services_.trace.current_flow());
         CcixTransaction& t = *lease;
         // Write-backs of evicted lines leave at the accessing caller's time, off its path.
         sc_time at =
@@ -367,9 +372,9 @@ core::CoherentHome::Result RequestAgent::send(core::CohRequest req, uint64_t lin
         req == core::CohRequest::ReadShared || req == core::CohRequest::ReadUnique ||
         req == core::CohRequest::ReadOnce || req == core::CohRequest::ReadNoSnoop;
     uint8_t buf[kCcixMaxMessageBytes];
-    CcixTransactionPool::Lease lease(transactions_, false, buf,
-                                     kCcixHeaderBytes + (with_data ? kCcixLineBytes : 0),
-                                     core::TlpExt::Type::CcixRequest);
+    CcixTransactionPool::Lease lease(
+        transactions_, false, buf, kCcixHeaderBytes + (with_data ? kCcixLineBytes : 0),
+        core::TlpExt::Type::CcixRequest, services_.trace.current_flow());
     CcixTransaction& t = *lease;
     lease.attach_message(h);
     if (op == CcixOp::Atomic) {

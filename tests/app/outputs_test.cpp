@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "../canopy_process.hpp"
+#include "core/trace.hpp"
 
 using namespace canopy_test;
 using nlohmann::json;
@@ -327,8 +328,42 @@ TEST(PlatformOutputs, TraceFollowsPerfettosImportRules) {
     std::set<std::string> categories;
     for (const auto& e : t["traceEvents"])
         if (e["ph"] == "X") categories.insert(e["cat"].get<std::string>());
-    for (const char* c : {"mmio", "nand", "flash", "link", "ccix", "spu", "ring"})
+    for (const std::string& c : canopy::core::TransactionTrace::categories())
         EXPECT_TRUE(categories.count(c)) << c;
+
+    // The host's tracks, and the flows that join them: a host core's request leaving the core
+    // to the home node (a miss of its polling load once the device wrote the line), the
+    // device's CCIX access over the link to the host's home agent, on to the home node, and
+    // the device's address translations (ATS) to the IOMMU.
+    std::map<int, std::string> track;  // tid -> name, lanes by their module's name
+    for (const auto& e : t["traceEvents"])
+        if (e["ph"] == "M" && e["name"] == "thread_name") {
+            std::string n = e["args"]["name"];
+            track[e["tid"].get<int>()] = n.substr(0, n.find(" #"));
+        }
+    std::map<uint64_t, std::string> flow_from;
+    std::set<std::pair<std::string, std::string>> edges;
+    for (const auto& e : t["traceEvents"]) {
+        if (e["ph"] == "s") flow_from[e["id"].get<uint64_t>()] = track[e["tid"].get<int>()];
+        if (e["ph"] == "f")
+            edges.insert({flow_from[e["id"].get<uint64_t>()], track[e["tid"].get<int>()]});
+    }
+    auto joined = [&](const std::string& from, const std::string& to) {
+        for (const auto& [f, g] : edges)
+            if (f.find(from) != std::string::npos && g.find(to) != std::string::npos) return true;
+        return false;
+    };
+    for (const char* host : {"host.core0", "host.home", "host.ha", "host.iommu"}) {
+        bool seen = false;
+        for (const auto& [tid, name] : track) seen |= name == host;
+        EXPECT_TRUE(seen) << "no track " << host;
+    }
+    EXPECT_TRUE(joined("host.core", "host.home")) << "a core's miss to its home node";
+    EXPECT_TRUE(joined("host.core", "link")) << "a core's device access onto the link";
+    EXPECT_TRUE(joined("device.ra", "link")) << "the device's CCIX access onto the link";
+    EXPECT_TRUE(joined("link", "host.ha")) << "the CCIX request into the home agent";
+    EXPECT_TRUE(joined("host.ha", "host.home")) << "the home agent's request at the home node";
+    EXPECT_TRUE(joined("link", "host.iommu")) << "an ATS request translated by the IOMMU";
 }
 
 // --trace-filter keeps the categories asked for (and implies --trace); an unknown one is refused.

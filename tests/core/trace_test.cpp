@@ -385,3 +385,63 @@ TEST(CoreTrace, CategoriesFilterTheHops) {
     EXPECT_EQ(xs[0]["cat"], "nand");
     EXPECT_THROW(t.open(path, {"pcie"}), canopy::InputError);
 }
+
+// A scope names the request of the hops reached inside it by calls that carry no payload; an
+// inner scope (a snoop inside a request) names its own and gives the outer one back.
+TEST(CoreTrace, FlowScopesNestAndReachedSaysWhetherAHopWasWritten) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    TransactionTrace t;
+    t.open(path);
+    const int core = t.track("host.core0"), home = t.track("host.home");
+    EXPECT_EQ(t.current_flow(), 0u);
+    const uint64_t a = t.new_flow(), b = t.new_flow();
+    {
+        const TransactionTrace::FlowScope outer(t, a);
+        EXPECT_EQ(t.current_flow(), a);
+        {
+            const TransactionTrace::FlowScope inner(t, b);
+            EXPECT_EQ(t.current_flow(), b);
+        }
+        EXPECT_EQ(t.current_flow(), a);
+        EXPECT_FALSE(t.reached(a));  // nothing left the core yet
+        t.complete(home, "ReadShared", "host", sc_time(10, SC_NS), sc_time(50, SC_NS),
+                   t.current_flow());
+        EXPECT_TRUE(t.reached(a));
+        EXPECT_FALSE(t.reached(b));
+        t.complete(core, "load", "host", sc_time(0, SC_NS), sc_time(70, SC_NS), a);
+    }
+    EXPECT_EQ(t.current_flow(), 0u);
+    t.close();
+    const json doc = load_trace(path);
+    const auto ss = events(doc, "s"), fs_ = events(doc, "f");
+    ASSERT_EQ(ss.size(), 1u);
+    ASSERT_EQ(fs_.size(), 1u);
+    EXPECT_EQ(ss[0]["tid"], core);  // the core's load, reported last, starts first
+    EXPECT_EQ(fs_[0]["tid"], home);
+}
+
+// A request whose hops report inner first (the home node inside the home agent inside the link
+// hop inside the device's access) still shows as one chain in start order; on equal starts the
+// hop reported later (the caller, which reports once its callee returned) comes first.
+TEST(CoreTrace, NestedHopsReportedInnerFirstFormOneChain) {
+    TempDir dir;
+    auto path = dir.file("trace.json");
+    TransactionTrace t;
+    t.open(path);
+    const int ra = t.track("device.ra"), link = t.track("link"), ha = t.track("host.ha"),
+              home = t.track("host.home");
+    const uint64_t flow = t.new_flow();
+    t.complete(home, "ReadShared", "host", sc_time(30, SC_NS), sc_time(40, SC_NS), flow);
+    t.complete(ha, "ReadShared", "ccix", sc_time(20, SC_NS), sc_time(60, SC_NS), flow);
+    t.complete(link, "write", "link", sc_time(10, SC_NS), sc_time(80, SC_NS), flow);
+    t.complete(ra, "load", "ccix", sc_time(10, SC_NS), sc_time(100, SC_NS), flow);  // the caller
+    t.close();
+    const json doc = load_trace(path);
+    std::map<uint64_t, int> from;
+    for (const auto& s : events(doc, "s")) from[s["id"].get<uint64_t>()] = s["tid"].get<int>();
+    std::set<std::pair<int, int>> edges;
+    for (const auto& f : events(doc, "f"))
+        edges.insert({from.at(f["id"].get<uint64_t>()), f["tid"].get<int>()});
+    EXPECT_EQ(edges, (std::set<std::pair<int, int>>{{ra, link}, {link, ha}, {ha, home}}));
+}

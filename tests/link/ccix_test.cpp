@@ -241,7 +241,7 @@ TEST(CcixTransaction, LeasesNestReuseAndComeBackWithoutExtensions) {
     CcixTransaction* inner = nullptr;
     {
         CcixTransactionPool::Lease a(pool, false, a_buf, kCcixMaxMessageBytes,
-                                     core::TlpExt::Type::CcixSnoop);
+                                     core::TlpExt::Type::CcixSnoop, 7);
         CcixHeader h;
         h.op = CcixOp::SnpShared;
         h.tag = 5;
@@ -255,6 +255,7 @@ TEST(CcixTransaction, LeasesNestReuseAndComeBackWithoutExtensions) {
         EXPECT_EQ(a->gp.get_extension<core::TlpExt>()->vc, 1);
         EXPECT_TRUE(a->gp.get_extension<LinkTlpExt>()->single_tlp);
         EXPECT_EQ(a->gp.get_extension<CcixMessageExt>(), &a->message);
+        EXPECT_EQ(a->gp.get_extension<core::RequestExt>()->flow, 7u);  // the trace's request
         CcixHeader got;
         EXPECT_EQ(CcixHeader::decode(a->message.bytes.data(), a->message.length, got), "");
         EXPECT_EQ(a->message.length, kCcixHeaderBytes);
@@ -263,7 +264,7 @@ TEST(CcixTransaction, LeasesNestReuseAndComeBackWithoutExtensions) {
         a->link.error = "left over";
         a->gp.set_response_status(tlm::TLM_OK_RESPONSE);
         {  // a message sent while another is on its way (a write-back inside a request)
-            CcixTransactionPool::Lease b(pool, true, b_buf, 8, core::TlpExt::Type::CcixRequest);
+            CcixTransactionPool::Lease b(pool, true, b_buf, 8, core::TlpExt::Type::CcixRequest, 0);
             inner = &*b;
             EXPECT_NE(inner, outer);
             EXPECT_TRUE(b->gp.is_write());
@@ -276,8 +277,9 @@ TEST(CcixTransaction, LeasesNestReuseAndComeBackWithoutExtensions) {
     EXPECT_EQ(outer->gp.get_extension<core::TlpExt>(), nullptr);
     EXPECT_EQ(outer->gp.get_extension<LinkTlpExt>(), nullptr);
     EXPECT_EQ(outer->gp.get_extension<CcixMessageExt>(), nullptr);
+    EXPECT_EQ(outer->gp.get_extension<core::RequestExt>(), nullptr);
     EXPECT_EQ(inner->gp.get_extension<core::TlpExt>(), nullptr);
-    CcixTransactionPool::Lease c(pool, true, b_buf, 8, core::TlpExt::Type::CcixRequest);
+    CcixTransactionPool::Lease c(pool, true, b_buf, 8, core::TlpExt::Type::CcixRequest, 0);
     EXPECT_EQ(&*c, outer);
     EXPECT_TRUE(c->gp.is_write());
     EXPECT_EQ(c->gp.get_response_status(), tlm::TLM_INCOMPLETE_RESPONSE);
