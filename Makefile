@@ -53,14 +53,16 @@ bench: build
 
 # Each target runs FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/NAME, read only); what it
 # learns goes to $(FUZZ_BUILD)/corpus/NAME, a finding to $(FUZZ_BUILD)/crashes/ (and fails).
-fuzz: deps
-	@cmake -S . -B $(FUZZ_BUILD) -DCANOPY_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
-	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+# spu_os_rpc runs the SPU firmware of the main build ($(BUILD)/firmware).
+fuzz: build
+	@cmake -S . -B $(FUZZ_BUILD) -DCANOPY_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DCANOPY_FUZZ_FIRMWARE_DIR=$(CURDIR)/$(BUILD)/firmware >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS)) \
 	  -- --no-print-directory
 	@mkdir -p $(FUZZ_BUILD)/crashes
 	@export ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=0 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CANOPY_FUZZ_ARTIFACTS=$(FUZZ_BUILD)/crashes; \
 	for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
 	  ./$(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \

@@ -49,7 +49,7 @@ Spu::Spu(sc_core::sc_module_name name, unsigned index, unsigned spu_count, const
       clint("clint", services),
       console("console", services, "", console_transcript),
       exit("exit", services),
-      ctl("ctl", core, index, spu_count, services, cfg.ctl),
+      ctl("ctl", core, index, spu_count, flash, services, cfg.ctl),
       ni("ni", ni_cfg, services),
       ni_regs("ni_regs", ni, services, cfg.ni_regs),
       dma("dma", SPU_DMEM_BASE, SPU_DMEM_SIZE, dram_size, services, cfg.dma),

@@ -25,6 +25,9 @@ core::RegisterMap SpuControl::register_map() {
                  {"node", 0, 8, "this SPU's ring node (SPU i is node i)"},
                  {"spu_count", 8, 8, "SPUs in the SSD"},
                  {"bridge_node", 16, 8, "the PCIe bridge's ring node (= spu_count)"},
+                 {"flash", 24, 1,
+                  "a flash controller answers in this SPU's flash window (SPU i drives channel "
+                  "i, when the array has one)"},
              }},
             {"code_base", 0x04, 32, Access::RW, 0,
              "first instruction address the running SSD App may fetch (user mode)"},
@@ -75,13 +78,14 @@ core::RegisterMap SpuControl::register_map() {
 }
 
 SpuControl::SpuControl(sc_core::sc_module_name name, cpu::Rv32Core& core, unsigned node,
-                       unsigned spu_count, core::Services& services, const SpuControlConfig& cfg)
+                       unsigned spu_count, bool flash, core::Services& services,
+                       const SpuControlConfig& cfg)
     : sc_module(name),
       socket("socket"),
       core_(core),
       bank_("bank", register_map(), services, cfg.bank) {
     socket.bind(bank_.socket);
-    bank_.write("id", node | (spu_count << 8) | (spu_count << 16));
+    bank_.write("id", node | (spu_count << 8) | (spu_count << 16) | (uint32_t(flash) << 24));
     for (const char* r : kSegmentRegs)
         bank_.on_write(r, [this](const core::RegisterAccess&) { segments_written(); });
     bank_.on_write("irq_enable", [this](const core::RegisterAccess& a) { update_meip(a.at); });

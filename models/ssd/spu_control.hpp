@@ -39,8 +39,10 @@ class SpuControl : public sc_core::sc_module {
   public:
     tlm::tlm_target_socket<> socket;  // on the SPU's bus at SPU_CTL_BASE
 
+    // `flash`: a flash controller sits in the SPU's flash window (the id register says so).
     SpuControl(sc_core::sc_module_name name, cpu::Rv32Core& core, unsigned node, unsigned spu_count,
-               core::Services& services, const SpuControlConfig& cfg = SpuControlConfig());
+               bool flash, core::Services& services,
+               const SpuControlConfig& cfg = SpuControlConfig());
 
     static core::RegisterMap register_map();
 

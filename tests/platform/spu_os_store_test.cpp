@@ -104,6 +104,31 @@ TEST(SpuOsStore, NvmCallsGoThroughTheFtlToTheFlash) {
         &nc);
 }
 
+// An SPU beyond the array's channels has no flash controller (its id register says so): SPU-OS
+// refuses to attach a store there and goes on serving. Before, it read the controller's
+// geometry registers and died of a load access fault in machine mode (found by the spu_os_rpc
+// fuzz target, tests/fuzz).
+TEST(SpuOsStore, AnSpuWithoutAFlashControllerRefusesTheStoreAndLives) {
+    nand::NandConfig nc = small_nand();
+    nc.geometry.channels = 1;  // SPU 1 has no channel
+    run_ssd(
+        2,
+        [&](Host& h, Willow& ssd) {
+            ASSERT_EQ(ssd.flash.size(), 1u);
+            const uint64_t bank = ssd.dram.bank_bytes();
+            EXPECT_EQ(h.call(1, SPU_OS_KERNEL_APP, SPU_OS_RPC_STORE_ATTACH,
+                             small_store().attach_payload(bank), kKernelHre),
+                      SPU_OS_E_STATE);
+            EXPECT_EQ(h.kernel(1, SPU_OS_RPC_PING, {}), SPU_OS_ABI_VERSION);
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_PAGES), 0u);
+            // SPU 0, which has one, attaches.
+            EXPECT_EQ(h.call(0, SPU_OS_KERNEL_APP, SPU_OS_RPC_STORE_ATTACH,
+                             small_store().attach_payload(bank), kKernelHre),
+                      SPU_OS_OK);
+        },
+        &nc);
+}
+
 TEST(SpuOsStore, ABadAttachIsRefusedAndChangesNothing) {
     const nand::NandConfig nc = small_nand();
     run_ssd(

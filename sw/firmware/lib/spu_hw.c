@@ -7,6 +7,7 @@
 unsigned spu_node(void) { return SPU_FIELD(CTL(ID), SPU_CTL_ID, NODE); }
 unsigned spu_count(void) { return SPU_FIELD(CTL(ID), SPU_CTL_ID, SPU_COUNT); }
 unsigned spu_bridge_node(void) { return SPU_FIELD(CTL(ID), SPU_CTL_ID, BRIDGE_NODE); }
+int spu_has_flash(void) { return SPU_FIELD(CTL(ID), SPU_CTL_ID, FLASH) != 0; }
 
 void spu_set_segments(uint32_t code_base, uint32_t code_size, uint32_t data_base,
                       uint32_t data_size) {

@@ -19,10 +19,12 @@ extern "C" {
 #define SPU_REG(base, offset) (*(volatile uint32_t*)((base) + (offset)))
 #define SPU_FIELD(value, reg, field) (((value)&reg##_##field##_MASK) >> reg##_##field##_SHIFT)
 
-/* This SPU's ring node, the number of SPUs, the bridge's node. */
+/* This SPU's ring node, the number of SPUs, the bridge's node; whether a flash controller
+ * answers in its flash window (an SPU beyond the array's channels has none). */
 unsigned spu_node(void);
 unsigned spu_count(void);
 unsigned spu_bridge_node(void);
+int spu_has_flash(void);
 
 /* The segment registers confining the SSD App in user mode (SPU-OS sets them at dispatch), and
  * the interrupt sources (SPU_CTL_IRQ_ENABLE_*_MASK) that raise the core's external interrupt. */

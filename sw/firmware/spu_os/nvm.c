@@ -216,6 +216,8 @@ uint32_t nvm_attach(void) {
         spu_dma(SPU_PORT_NI_RX, 0, SPU_PORT_DMEM, (uint32_t)&a, sizeof a) != 0)
         return SPU_OS_E_BAD_ARG;
     if (st.attached) return SPU_OS_E_STATE;
+    /* An SPU beyond the array's channels has no flash controller: its window would fault. */
+    if (!spu_has_flash()) return SPU_OS_E_STATE;
     const uint32_t blocks = GEO(BLOCKS), page_bytes = GEO(PAGE_BYTES);
     const uint32_t bank = spu_node() * a.bank_bytes;
     if (a.blocks_per_plane == 0 || a.blocks_per_plane > blocks || a.cell_mode > FLASH_TLC ||
