@@ -160,6 +160,7 @@ GdbStub::GdbStub(std::vector<Rv32Core*> cores, uint16_t port, std::ostream& log,
     ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
     port_ = ntohs(a.sin_port);
     // Halted at reset: nothing runs until the debugger says so.
+    held_.assign(cores_.size(), true);
     for (auto* c : cores_) {
         c->set_debugger_attached(true);
         c->on_stop([this](Rv32Core& core, StopReason why) { stopped(core, why); });
@@ -277,6 +278,10 @@ void GdbStub::stopped(Rv32Core& core, StopReason why) {
     if (detached_ || serving_) return;
     size_t index = 0;
     while (index < cores_.size() && cores_[index] != &core) ++index;
+    // A core the debugger keeps stopped (at reset, or not named by a vCont) parks without a
+    // word: GDB already counts it stopped. The reset stop itself is told, to the debugger that
+    // connects.
+    if (why == StopReason::Halted && fd_ >= 0 && index < held_.size() && held_[index]) return;
     g_thread_ = c_thread_ = stopped_core_ = index;
     if (fd_ < 0) {  // the first stop (reset) waits for the debugger to connect
         // Said only now, with the machine built (and its gdbinit written): a script that reads
@@ -364,14 +369,17 @@ bool GdbStub::vcont(const std::string& actions, std::string& reply) {
     if (std::count(what.begin(), what.end(), 's') > 1) return reply = "E01", true;
     if (std::count(what.begin(), what.end(), 0) == long(what.size())) return reply = "E01", true;
     for (size_t i = 0; i < cores_.size(); ++i) {
+        held_[i] = !what[i];
         if (what[i] == 'c') cores_[i]->resume();
         if (what[i] == 's') cores_[i]->step(), c_thread_ = g_thread_ = i;
+        if (!what[i]) cores_[i]->halt();  // scheduler locking: it stops, silently (stopped())
     }
     resumed_ = true;
     return false;
 }
 
 void GdbStub::resume_all() {
+    held_.assign(cores_.size(), false);
     for (auto* c : cores_) c->resume();
 }
 
@@ -423,6 +431,7 @@ std::string GdbStub::thread_state(size_t i) const {
                 return s + "stopped";
         }
     }
+    if (held_[i]) return s + "stopped";
     return s + (c.sleeping() ? "waiting in wfi" : "running");
 }
 

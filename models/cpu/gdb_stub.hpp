@@ -75,6 +75,8 @@ class GdbStub {
 
     std::vector<Rv32Core*> cores_;
     std::vector<std::string> names_;
+    // Cores the debugger keeps stopped while others run (reset; threads a vCont does not name).
+    std::vector<bool> held_;
     std::function<void()> before_waiting_;
     std::ostream& log_;
     int listen_fd_ = -1, fd_ = -1;

@@ -377,6 +377,40 @@ TEST(PlatformGdb, TheWholePlatformUnderGdbStopsAtAnRpcAndChangesNoResult) {
     EXPECT_EQ(read_text(d + "/gdb/stats.json"), read_text(d + "/plain/stats.json"));
 }
 
+// Scheduler locking (`set scheduler-locking on`: vCont names one thread): only that SPU runs;
+// the others stay where they stopped (here at reset) and say nothing. Before, an SPU held since
+// reset reported a stop of its own (SIGINT) as soon as the platform ran on, and GDB's view broke.
+TEST(PlatformGdb, SchedulerLockingRunsOneSpuWhileTheOthersStayStopped) {
+    ASSERT_TRUE(have_gdb());
+    auto d = scratch("gdb-locking");
+    Background run(std::string("run --quiet --gdb 0 ") + canopy_test::kSmall + " --out " + d, d);
+    ASSERT_GT(run.port(60), 0) << read_text(run.err);
+    const std::string script = d + "/session.gdb";
+    std::ofstream(script) << "set pagination off\n"
+                             "set scheduler-locking on\n"
+                             "break spu_os_kernel_rpc thread 1\n"
+                             "continue\n"
+                             "info threads\n"
+                             "thread 2\n"
+                             "printf \"spu1 pc=%x\\n\", $pc\n"
+                             "delete\n"
+                             "set scheduler-locking off\n"
+                             "continue\n";
+    const std::string out = d + "/gdb.out";
+    const int rc = std::system(("timeout 300 gdb-multiarch -nx -batch -x " + d + "/gdbinit -x " +
+                                script + " >" + out + " 2>&1")
+                                   .c_str());
+    const std::string log = read_text(out);
+    EXPECT_EQ(WEXITSTATUS(rc), 0) << log;
+    EXPECT_NE(log.find("Thread 1 \"spu0\" hit Breakpoint 1, spu_os_kernel_rpc"), std::string::npos)
+        << log;
+    EXPECT_EQ(log.find("SIGINT"), std::string::npos) << log;
+    EXPECT_NE(log.find("(spu1, machine mode, stopped)"), std::string::npos) << log;
+    EXPECT_NE(log.find("spu1 pc=0\n"), std::string::npos) << log;  // still at its reset vector
+    EXPECT_NE(log.find("exited normally"), std::string::npos) << log;
+    EXPECT_EQ(run.wait_exit(120), 0) << read_text(run.err);
+}
+
 // --gdb on a machine with no SPU firmware, or with a port out of range, is refused up front.
 TEST(PlatformGdb, GdbWithNothingToDebugIsRefused) {
     auto d = scratch("gdb-refused");
