@@ -37,8 +37,7 @@ void RootPort::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
     ats_.add();
     ++ats_requests_;
     const uint32_t pasid = tlp->pasid ? tlp->pasid : default_pasid_;
-    const auto* request = gp.get_extension<core::RequestExt>();
-    const core::TransactionTrace::FlowScope flow(trace_, request ? request->flow : 0);
+    const core::TransactionTrace::FlowScope flow(trace_, core::flow_of(gp));
     const host::AtsResult r = iommu_.translate(pasid, gp.get_address(), delay);
     link::AtsEntry e;  // R = W = 0 unless the IOMMU translated it
     if (r.ok) {

@@ -21,6 +21,11 @@ struct Extension : tlm::tlm_extension<T> {
 struct RequestExt : Extension<RequestExt> {
     uint64_t flow = 0;
 };
+// The trace flow `gp` belongs to (0: none).
+inline uint64_t flow_of(const tlm::tlm_generic_payload& gp) {
+    const auto* r = gp.get_extension<RequestExt>();
+    return r ? r->flow : 0;
+}
 
 // PCIe/CCIX transaction-layer attributes (filled in by the link models).
 struct TlpExt : Extension<TlpExt> {

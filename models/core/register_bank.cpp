@@ -386,7 +386,7 @@ void RegisterBank::write(size_t index, uint64_t value) {
 }
 
 std::pair<size_t, const Field*> RegisterBank::field_of(const std::string& reg,
-                                                      const std::string& name) const {
+                                                       const std::string& name) const {
     const size_t i = map_.index(reg);
     const Register& r = map_.registers()[i];
     const Field* f = r.field(name);
@@ -510,7 +510,6 @@ void RegisterBank::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& d
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
     }
     if (services_.trace.enabled()) {
-        const auto* req = gp.get_extension<RequestExt>();
         std::vector<TransactionTrace::Arg> args{
             {"address", TransactionTrace::hex(gp.get_address())},
             {"bytes", std::to_string(gp.get_data_length())}};
@@ -522,7 +521,7 @@ void RegisterBank::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& d
         }
         services_.trace.complete(
             track_, refusal != Refusal::None ? "refused" : (is_write ? "write" : "read"), "mmio",
-            start, latency, req ? req->flow : 0, args);
+            start, latency, flow_of(gp), args);
     }
 }
 

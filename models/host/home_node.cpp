@@ -341,10 +341,9 @@ void HomeNode::io_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     delay += t_snoop + t_data;
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     if (services_.trace.enabled()) {
-        const auto* request = gp.get_extension<core::RequestExt>();
         services_.trace.complete(
             track_, write ? "io write" : "io read", "host", start, t_snoop + t_data,
-            request ? request->flow : 0,
+            core::flow_of(gp),
             {{"address", core::TransactionTrace::hex(a)}, {"bytes", std::to_string(n)}});
     }
 }

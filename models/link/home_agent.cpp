@@ -137,8 +137,7 @@ void HomeAgent::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const core::CohRequest req = coh_request(h.op);
     requests_[int(req)]->add();
     const sc_time start = delay;
-    const auto* request = gp.get_extension<core::RequestExt>();
-    const core::TransactionTrace::FlowScope flow(services_.trace, request ? request->flow : 0);
+    const core::TransactionTrace::FlowScope flow(services_.trace, core::flow_of(gp));
     delay += request_;
     uint8_t* buf = gp.get_data_ptr();
     uint8_t scratch[kCcixLineBytes] = {};

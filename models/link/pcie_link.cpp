@@ -324,9 +324,8 @@ void PcieLink::transport(tlm::tlm_generic_payload& gp, sc_time& delay, Direction
     if (ats) ats_.add();
     (write ? write_latency_ : read_latency_).sample(ns_of(done - start));
     if (services_.trace.enabled()) {
-        const auto* req = gp.get_extension<core::RequestExt>();
         services_.trace.complete(track_, ats ? "ats" : (write ? "write" : "read"), "link", start,
-                                 done - start, req ? req->flow : 0,
+                                 done - start, core::flow_of(gp),
                                  {{"address", hex(addr)},
                                   {"bytes", std::to_string(len)},
                                   {"tlps", std::to_string(requests.size() + completions)},

@@ -27,10 +27,9 @@ void Channel::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay)
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
-    const auto* req = gp.get_extension<core::RequestExt>();
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     sc_core::sc_time done = dies_[cmd->chip_enable]->execute(
-        *cmd, gp.get_data_ptr(), gp.get_data_length(), now + delay, req ? req->flow : 0);
+        *cmd, gp.get_data_ptr(), gp.get_data_length(), now + delay, core::flow_of(gp));
     delay = done - now;
     gp.set_response_status(cmd->ok() ? tlm::TLM_OK_RESPONSE : tlm::TLM_COMMAND_ERROR_RESPONSE);
 }

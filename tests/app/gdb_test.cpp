@@ -13,7 +13,9 @@
 
 #include <chrono>
 #include <regex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "../canopy_process.hpp"
 #include "cpu/elf_loader.hpp"
@@ -67,6 +69,19 @@ struct Background {
 
 bool have_gdb() { return std::system("command -v gdb-multiarch >/dev/null 2>&1") == 0; }
 
+// gdb-multiarch in batch mode on the `-x` scripts, its output kept in DIR/gdb.out.
+struct GdbRun {
+    int status;
+    std::string log;
+};
+GdbRun gdb_batch(const std::string& dir, const std::vector<std::string>& scripts, int timeout_s) {
+    std::string cmd = "timeout " + std::to_string(timeout_s) + " gdb-multiarch -nx -batch";
+    for (const std::string& x : scripts) cmd += " -x " + x;
+    const std::string out = dir + "/gdb.out";
+    const int rc = std::system((cmd + " >" + out + " 2>&1").c_str());
+    return {WEXITSTATUS(rc), read_text(out)};
+}
+
 }  // namespace
 
 TEST(PlatformGdb, BreakReadStepWatchAndRunToExit) {
@@ -102,12 +117,9 @@ TEST(PlatformGdb, BreakReadStepWatchAndRunToExit) {
                              "delete\n"
                              "set var counter = 100\n"
                              "continue\n";
-    const std::string out = d + "/gdb.out";
-    const std::string cmd =
-        "timeout 60 gdb-multiarch -nx -batch -x " + script + " >" + out + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    const std::string log = read_text(out);
-    EXPECT_EQ(WEXITSTATUS(rc), 0) << log;
+    const GdbRun gdb = gdb_batch(d, {script}, 60);
+    const std::string& log = gdb.log;
+    EXPECT_EQ(gdb.status, 0) << log;
     EXPECT_NE(log.find("Breakpoint 1, bump (by=by@entry=1)"), std::string::npos) << log;
     EXPECT_NE(log.find("$1 = 1"), std::string::npos) << log;           // by
     EXPECT_NE(log.find("$2 = 0"), std::string::npos) << log;           // counter before the add
@@ -150,11 +162,9 @@ TEST(PlatformGdb, StepiStopsAfterOneInstructionOfAnyKindAndCsrsAreRegisters) {
                           << "break at_mret\ncontinue\nstepi\nprintf \"pc=%x\\n\", $pc\n"
                           << "break at_fence\ncontinue\nstepi\nprintf \"pc=%x\\n\", $pc\n"
                           << "continue\n";
-    const std::string out = d + "/gdb.out";
-    const int rc = std::system(
-        ("timeout 60 gdb-multiarch -nx -batch -x " + script + " >" + out + " 2>&1").c_str());
-    const std::string log = read_text(out);
-    EXPECT_EQ(WEXITSTATUS(rc), 0) << log;
+    const GdbRun gdb = gdb_batch(d, {script}, 60);
+    const std::string& log = gdb.log;
+    EXPECT_EQ(gdb.status, 0) << log;
     const size_t ecall = log.find(at("handler")), mret = log.find(at("after_ecall"));
     char fence[16];
     std::snprintf(fence, sizeof fence, "pc=%x\n", *image.symbol("at_fence") + 4);
@@ -346,12 +356,9 @@ TEST(PlatformGdb, TheWholePlatformUnderGdbStopsAtAnRpcAndChangesNoResult) {
                              "printf \"pc=%x priv=%d\\n\", $pc, $priv\n"
                              "delete\n"
                              "continue\n";
-    const std::string out = d + "/gdb.out";
-    const int rc = std::system(("timeout 300 gdb-multiarch -nx -batch -x " + d +
-                                "/gdb/gdbinit -x " + script + " >" + out + " 2>&1")
-                                   .c_str());
-    const std::string log = read_text(out);
-    EXPECT_EQ(WEXITSTATUS(rc), 0) << log;
+    const GdbRun gdb = gdb_batch(d, {d + "/gdb/gdbinit", script}, 300);
+    const std::string& log = gdb.log;
+    EXPECT_EQ(gdb.status, 0) << log;
     for (int i = 0; i < 8; ++i)
         EXPECT_NE(log.find("Thread " + std::to_string(i + 1) + " \"spu" + std::to_string(i) + "\""),
                   std::string::npos)
@@ -396,12 +403,9 @@ TEST(PlatformGdb, SchedulerLockingRunsOneSpuWhileTheOthersStayStopped) {
                              "delete\n"
                              "set scheduler-locking off\n"
                              "continue\n";
-    const std::string out = d + "/gdb.out";
-    const int rc = std::system(("timeout 300 gdb-multiarch -nx -batch -x " + d + "/gdbinit -x " +
-                                script + " >" + out + " 2>&1")
-                                   .c_str());
-    const std::string log = read_text(out);
-    EXPECT_EQ(WEXITSTATUS(rc), 0) << log;
+    const GdbRun gdb = gdb_batch(d, {d + "/gdbinit", script}, 300);
+    const std::string& log = gdb.log;
+    EXPECT_EQ(gdb.status, 0) << log;
     EXPECT_NE(log.find("Thread 1 \"spu0\" hit Breakpoint 1, spu_os_kernel_rpc"), std::string::npos)
         << log;
     EXPECT_EQ(log.find("SIGINT"), std::string::npos) << log;
