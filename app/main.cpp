@@ -9,6 +9,7 @@
 #include <optional>
 #include <systemc>
 
+#include "app/fio.hpp"
 #include "app/iss.hpp"
 #include "app/replay.hpp"
 #include "app/session.hpp"
@@ -66,6 +67,7 @@ const char* kUsage =
     "  run      elaborate the platform and run the default scenario\n"
     "  flash    replay a NAND command script against the flash array\n"
     "  replay   replay a block I/O trace through Base-IO or Direct-IO\n"
+    "  fio      run an fio job file through Base-IO or Direct-IO\n"
     "  exp      run an experiment that reproduces published figures (exp --list)\n"
     "  iss      run an RV32 program (ELF) on one SPU core\n"
     "  config   show the effective configuration (config --dump)\n"
@@ -73,8 +75,8 @@ const char* kUsage =
     "\n"
     "canopy <command> --help shows the command's options; canopy --version its version.\n";
 
-const std::vector<std::string> kCommands = {"run", "flash",  "replay", "exp",
-                                            "iss", "config", "regs"};
+const std::vector<std::string> kCommands = {"run", "flash", "replay", "fio",
+                                            "exp", "iss",   "config", "regs"};
 
 void add_config_options(po::options_description& d, app::RunOptions& o) {
     d.add_options()("config", po::value(&o.config_file),
@@ -192,8 +194,10 @@ int cmd_replay(const std::vector<std::string>& args) {
     d.add_options()("trace", po::value(&o.trace)->required(), "the trace file")(
         "path", po::value(&o.path)->default_value("base-io"),
         "base-io (the kernel's block device) or direct-io (libDirectIO on one file)")(
-        "threads", po::value<Whole<uint32_t>>(),
-        "host programs replaying, each one request at a time (default 2)")(
+        "threads", po::value<Whole<uint32_t>>(), "host programs replaying (default 2)")(
+        "iodepth", po::value<Whole<uint32_t>>(),
+        "requests each thread keeps in flight, 1 to 1024 (default 1: one at a time; more "
+        "through an asynchronous engine with HREs of its own)")(
         "disk", po::value<Whole<uint32_t>>(), "keep only this DiskNumber's requests")(
         "max", po::value<Whole<uint64_t>>(), "replay at most this many requests")(
         "timed", po::bool_switch(&o.timed),
@@ -206,10 +210,30 @@ int cmd_replay(const std::vector<std::string>& args) {
     auto vm = parse("replay", args, d, &pos);
     o.run.seed = whole<uint64_t>(vm, "replay", "seed", 0, UINT64_MAX);
     o.threads = whole<uint32_t>(vm, "replay", "threads", 1, UINT32_MAX).value_or(2);
+    o.iodepth = whole<uint32_t>(vm, "replay", "iodepth", 1, 1024).value_or(1);
     o.disk = whole<uint32_t>(vm, "replay", "disk", 0, UINT32_MAX);
     o.max_requests = whole<uint64_t>(vm, "replay", "max", 0, UINT64_MAX);
     o.run.gdb_port = gdb_port(vm, "replay");
     return app::run_replay(o);
+}
+
+int cmd_fio(const std::vector<std::string>& args) {
+    app::FioOptions o;
+    po::options_description d(
+        "canopy fio JOBFILE [options]: run an fio job file (the subset in traces/fio/README.md) "
+        "through Willow's Base-IO or Direct-IO, firmware in the loop");
+    d.add_options()("job-file", po::value(&o.job_file)->required(), "the fio job file")(
+        "output-format", po::value(&o.output_format)->default_value("normal"),
+        "normal (fio's text) or json (fio's JSON on stdout); OUT/fio.json is written either way");
+    add_run_options(d, o.run, "trace-json");
+    d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp)("help", "this help");
+    if (wants_help(args)) return std::cout << d << "\n", 0;
+    po::positional_options_description pos;
+    pos.add("job-file", 1);
+    auto vm = parse("fio", args, d, &pos);
+    o.run.seed = whole<uint64_t>(vm, "fio", "seed", 0, UINT64_MAX);
+    o.run.gdb_port = gdb_port(vm, "fio");
+    return app::run_fio(o);
 }
 
 int cmd_exp(const std::vector<std::string>& args) {
@@ -366,6 +390,7 @@ int canopy_main(int argc, char* argv[]) {
     if (cmd == "--help" || cmd == "-h" || cmd == "help") return std::cout << kUsage, 0;
     if (cmd == "run" || cmd == "flash") return cmd_run(cmd, args);
     if (cmd == "replay") return cmd_replay(args);
+    if (cmd == "fio") return cmd_fio(args);
     if (cmd == "exp") return cmd_exp(args);
     if (cmd == "iss") return cmd_iss(args);
     if (cmd == "config") return cmd_config(args);

@@ -19,7 +19,8 @@ struct ReplayOptions {
     std::optional<uint32_t> disk;
     std::optional<size_t> max_requests;
     unsigned threads = 2;
-    bool timed = false;  // issue each request no earlier than its timestamp (open loop)
+    bool timed = false;    // issue each request no earlier than its timestamp (open loop)
+    uint32_t iodepth = 1;  // requests in flight per thread
 };
 
 // Returns the exit status: 0, or 1 when a replay program faulted. Input errors (the trace, the

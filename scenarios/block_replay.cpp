@@ -8,6 +8,9 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "scenarios/latency.hpp"
+#include "sw/firmware/spu_os/spu_os_abi.h"
+#include "sw/host/io_engine.hpp"
 
 namespace canopy::scenarios {
 
@@ -17,13 +20,6 @@ using platform::WillowStack;
 namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
-
-// Nearest-rank percentile of sorted values.
-double percentile(const std::vector<double>& sorted, double p) {
-    if (sorted.empty()) return 0;
-    const size_t rank = size_t(std::ceil(p / 100.0 * double(sorted.size())));
-    return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
 
 json direction(const std::vector<BlockReplay::Done>& done, bool write, double span_ns) {
     std::vector<double> lat, rec;
@@ -111,37 +107,99 @@ BlockReplay::BlockReplay(platform::Platform& platform, platform::WillowStack& st
             // Thread 0 reads the store's counters once the file system is done; all start then.
             if (t == 0) before_ = stack_.store_stats(cpu), started_ = true;
             while (!started_) cpu.compute_ns(1000);
-            sw::BlockIo& io = *stack_.kernel.on(cpu).base_io;
-            std::vector<uint8_t> buf;
-            const double start = cpu.now_ns();
-            if (t0_ < 0) t0_ = start;
-            while (next_ < trace_.requests.size()) {
-                const sw::BlockRequest& r = trace_.requests[next_++];
-                if (cfg_.timed) {
-                    const double at = t0_ + double(r.time_ns);
-                    const double now = cpu.now_ns();
-                    if (at > now) cpu.compute_ns(at - now);
+            if (cfg_.iodepth > 1) {
+                if (t0_ < 0) t0_ = cpu.now_ns();
+                run_async(cpu, dio.get(), fd);
+            } else {
+                sw::BlockIo& io = *stack_.kernel.on(cpu).base_io;
+                if (t0_ < 0) t0_ = cpu.now_ns();
+                std::vector<uint8_t> buf;
+                while (next_ < trace_.requests.size()) {
+                    const sw::BlockRequest& r = trace_.requests[next_++];
+                    wait_until_due(cpu, r);
+                    const uint64_t off = place(r);
+                    buf.resize(r.size_bytes);
+                    if (r.write)
+                        for (size_t i = 0; i < buf.size(); ++i) buf[i] = uint8_t(r.line + i);
+                    const double s = cpu.now_ns();
+                    if (dio)
+                        r.write ? dio->pwrite(fd, buf.data(), r.size_bytes, off)
+                                : dio->pread(fd, buf.data(), r.size_bytes, off);
+                    else if (r.write)
+                        io.write(base_ + off, buf.data(), r.size_bytes);
+                    else
+                        io.read(base_ + off, buf.data(), r.size_bytes);
+                    done_.push_back({s, cpu.now_ns(), r.write, r.size_bytes, r.response_ns});
                 }
-                // Offsets past the region fold into it; a request never straddles its end.
-                uint64_t off = r.offset_bytes % region_;
-                if (off + r.size_bytes > region_) off = region_ - std::min(region_, r.size_bytes);
-                buf.resize(r.size_bytes);
-                if (r.write)
-                    for (size_t i = 0; i < buf.size(); ++i) buf[i] = uint8_t(r.line + i);
-                const double s = cpu.now_ns();
-                if (dio)
-                    r.write ? dio->pwrite(fd, buf.data(), r.size_bytes, off)
-                            : dio->pread(fd, buf.data(), r.size_bytes, off);
-                else if (r.write)
-                    io.write(base_ + off, buf.data(), r.size_bytes);
-                else
-                    io.read(base_ + off, buf.data(), r.size_bytes);
-                done_.push_back({s, cpu.now_ns(), r.write, r.size_bytes, r.response_ns});
             }
             if (dio) dio->close(fd);
             if (++finished_ == cfg_.threads) after_ = stack_.store_stats(cpu);
         });
     }
+}
+
+uint64_t BlockReplay::place(const sw::BlockRequest& r) const {
+    // Offsets past the region fold into it; a request never straddles its end.
+    uint64_t off = r.offset_bytes % region_;
+    if (off + r.size_bytes > region_) off = region_ - std::min(region_, r.size_bytes);
+    return off;
+}
+
+void BlockReplay::wait_until_due(host::HostCore& cpu, const sw::BlockRequest& r) const {
+    if (!cfg_.timed) return;
+    const double at = t0_ + double(r.time_ns), now = cpu.now_ns();
+    if (at > now) cpu.compute_ns(at - now);
+}
+
+void BlockReplay::run_async(host::HostCore& cpu, sw::DirectIo* dio, int fd) {
+    sw::IoEngineConfig ec;
+    ec.iodepth = cfg_.iodepth;
+    ec.submit_ns = dio ? 0.0 : stack_.driver.config().syscall_ns;
+    sw::IoEngine engine(cpu, stack_.driver, !dio,
+                        dio ? stack_.cfg.direct_io_app : stack_.cfg.base_io_app,
+                        stack_.kernel.geometry(), ec);
+    struct Flying {
+        const sw::BlockRequest* r;
+        double start_ns;
+        std::vector<uint8_t> buf;
+    };
+    std::map<uint64_t, Flying> flying;
+    auto reap = [&](size_t min) {
+        for (const sw::IoEngine::Done& d : engine.reap(min)) {
+            const Flying& f = flying.at(d.id);
+            if (!d.error.empty()) throw host::HostFault(d.error);
+            done_.push_back(
+                {f.start_ns, d.complete_ns, f.r->write, f.r->size_bytes, f.r->response_ns});
+            flying.erase(d.id);
+        }
+    };
+    while (next_ < trace_.requests.size()) {
+        if (engine.in_flight() == cfg_.iodepth) {
+            reap(1);
+            continue;
+        }
+        const sw::BlockRequest& r = trace_.requests[next_++];
+        // --timed: completions are taken while the request is not yet due.
+        while (cfg_.timed && engine.in_flight() && cpu.now_ns() < t0_ + double(r.time_ns)) {
+            const size_t before = done_.size();
+            reap(0);
+            if (done_.size() == before)
+                cpu.compute_ns(
+                    std::min(t0_ + double(r.time_ns) - cpu.now_ns(), sw::HreConfig().poll_gap_ns));
+        }
+        wait_until_due(cpu, r);
+        const uint64_t off = place(r);
+        Flying f{&r, cpu.now_ns(), std::vector<uint8_t>(r.size_bytes)};
+        if (r.write)
+            for (size_t i = 0; i < f.buf.size(); ++i) f.buf[i] = uint8_t(r.line + i);
+        const std::vector<sw::DeviceRange> ranges =
+            dio ? dio->ranges(fd, off, r.size_bytes, r.write ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ)
+                : std::vector<sw::DeviceRange>{{base_ + off, 0, r.size_bytes}};
+        const uint64_t id = engine.submit(r.write, ranges, f.buf.data());
+        flying.emplace(id, std::move(f));
+    }
+    while (engine.in_flight()) reap(1);
+    engine.close();
 }
 
 json BlockReplay::report() const {
@@ -152,6 +210,7 @@ json BlockReplay::report() const {
     json r = {{"trace", trace_.source},
               {"path", cfg_.path},
               {"threads", cfg_.threads},
+              {"iodepth", cfg_.iodepth},
               {"timed", cfg_.timed},
               {"requests", done_.size()},
               {"region_bytes", region_},
@@ -181,8 +240,9 @@ json BlockReplay::report() const {
 void BlockReplay::print(std::ostream& out, const json& r) const {
     const std::string fault = platform_.host.first_fault();
     out << "replay " << trace_.source << " through " << cfg_.path << ": " << done_.size() << " of "
-        << trace_.requests.size() << " requests, " << cfg_.threads << " thread(s), "
-        << (cfg_.timed ? "at their timestamps" : "as fast as they complete") << "\n";
+        << trace_.requests.size() << " requests, " << cfg_.threads << " thread(s) at iodepth "
+        << cfg_.iodepth << ", " << (cfg_.timed ? "at their timestamps" : "as fast as they complete")
+        << "\n";
     if (folded_)
         out << "  " << folded_ << " requests lie past the " << region_ / kMiB
             << " MiB replayed region and were folded into it\n";

@@ -1,7 +1,8 @@
 // Block-trace replay on the whole platform (`canopy replay`): a block I/O trace (MSR Cambridge
 // CSV, sw/host/block_trace) replayed from host programs through the Willow stack
 // (platform/willow_stack): SPU-OS on every SPU, the host kernel on host.core0, `threads` replay
-// programs on the next cores taking the trace's requests in order, each one at a time. Through
+// programs on the next cores taking the trace's requests in order, each keeping up to iodepth
+// in flight (one at a time by default). Through
 // Base-IO a request is a transfer of the kernel's block device; through Direct-IO it is a
 // pread/pwrite of one file with libDirectIO. Offsets beyond the replayed region fold into it
 // (modulo its size), which the report says. The report: IOPS, bandwidth and latency percentiles
@@ -26,6 +27,9 @@ struct BlockReplayConfig {
     std::string path = "base-io";  // or "direct-io"
     unsigned threads = 2;
     bool timed = false;  // issue each request no earlier than its timestamp (open loop)
+    // Requests each thread keeps in flight: 1, one at a time through the kernel's (or the
+    // process's) HRE; more, through an asynchronous engine (sw/host/io_engine) of its own.
+    uint32_t iodepth = 1;
 };
 
 class BlockReplay {
@@ -51,6 +55,13 @@ class BlockReplay {
     };
 
   private:
+    // The requests taken from the trace until it ends, `iodepth` at once on an I/O engine.
+    void run_async(host::HostCore& cpu, sw::DirectIo* dio, int fd);
+    // Where request `r` goes: its offset folded into the region, on the device (`dio` null) or
+    // in the replay's file.
+    uint64_t place(const sw::BlockRequest& r) const;
+    // Waits for the request's timestamp (--timed).
+    void wait_until_due(host::HostCore& cpu, const sw::BlockRequest& r) const;
     platform::Platform& platform_;
     platform::WillowStack& stack_;
     const sw::BlockTrace& trace_;

@@ -117,7 +117,11 @@ PcieBridge::PcieBridge(sc_core::sc_module_name name, NetworkInterface& ni, core:
       refused_(services.stats.counter(this->name(), "refused",
                                       "host entries failed (malformed, outside the window)")),
       bad_doorbells_(services.stats.counter(this->name(), "bad_doorbells",
-                                            "doorbell accesses and shadow heads refused")) {
+                                            "doorbell accesses and shadow heads refused")),
+      in_flight_(services.stats.distribution(
+          this->name(), "in_flight", "requests",
+          "host requests sent to SPUs and not yet answered, as each one is sent (itself "
+          "included): the device's queue depth")) {
     ctl.bind(bank_.socket);
     bank_.write("queues", cfg.queue_pairs);
     bank_.on_write("qp_select", [this](const core::RegisterAccess&) {
@@ -308,7 +312,13 @@ uint16_t PcieBridge::new_tag(uint32_t qp, uint16_t host_tag) {
         if (!outstanding_[next_tag_].used) break;
     }
     outstanding_[next_tag_] = {true, qp, host_tag};
+    in_flight_.sample(double(++outstanding_count_));
     return next_tag_;  // the network interface has fewer response slots than tags: always free
+}
+
+void PcieBridge::release_tag(uint16_t tag) {
+    outstanding_[tag].used = false;
+    --outstanding_count_;
 }
 
 void PcieBridge::fetch_engine() {
@@ -477,7 +487,7 @@ void PcieBridge::process(uint32_t qp, const hre_sq_entry& e, bool read_ok) {
     if (s == NiStatus::Ok) s = ni_.finish_request(delay);
     if (s != NiStatus::Ok) {
         ni_.abort_request();
-        outstanding_[tag].used = false;
+        release_tag(tag);
         return refuse(HRE_STATUS_BAD_ENTRY);
     }
 }
@@ -487,7 +497,7 @@ void PcieBridge::deliver_response() {
     ni_.pop_response();
     Outstanding& o = outstanding_[h.tag];
     if (!o.used) return;  // not ours (the network interface counts unexpected responses)
-    o.used = false;
+    release_tag(h.tag);
     hre_cq_entry e{};
     e.kind = HRE_KIND_RESPONSE;
     e.node = h.src;

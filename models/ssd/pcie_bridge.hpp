@@ -149,6 +149,7 @@ class PcieBridge : public sc_core::sc_module {
     void flush_completions(uint32_t qp);
     bool dma(bool write, uint64_t addr, void* data, uint32_t bytes);
     uint16_t new_tag(uint32_t qp, uint16_t host_tag);
+    void release_tag(uint16_t tag);
 
     BridgeConfig cfg_;
     NetworkInterface& ni_;
@@ -163,6 +164,8 @@ class PcieBridge : public sc_core::sc_module {
     sc_core::sc_event work_;  // doorbells, freed response slots, completions to write
     std::function<void(unsigned, const sc_core::sc_time&)> irq_;
     core::Counter &fetched_, &completions_, &requests_up_, &nacked_, &refused_, &bad_doorbells_;
+    core::Distribution& in_flight_;
+    uint32_t outstanding_count_ = 0;  // tags in use
 };
 
 }  // namespace canopy::ssd

@@ -40,8 +40,6 @@ std::string status_name(uint32_t s) {
     }
 }
 
-// Little-endian words (the ABI's structs are plain uint32_t fields on both sides).
-
 }  // namespace
 
 BlockGeometry::Location BlockGeometry::locate(uint64_t offset) const {
@@ -53,20 +51,6 @@ BlockGeometry::Location BlockGeometry::locate(uint64_t offset) const {
     l.bytes = stripe_bytes - within;
     return l;
 }
-
-struct BlockIo::Piece {
-    uint64_t offset = 0;  // device offset
-    uint64_t done = 0;    // bytes of the transfer before it (where it goes in the caller's buffer)
-    BlockGeometry::Location at;
-    uint32_t attempts = 0;
-    double not_before_ns = 0;  // a dropped piece waits out its back-off
-};
-
-struct BlockIo::Flight {  // an RPC in flight
-    size_t piece = 0;
-    uint32_t cookie = 0;  // READs: the DATA request's cookie
-    bool delivered = false;
-};
 
 BlockIo::BlockIo(Hre& hre, uint32_t app, BlockGeometry geometry, BlockIoConfig cfg)
     : hre_(hre), app_(app), geo_(geometry), cfg_(cfg) {
@@ -81,26 +65,32 @@ BlockIo::BlockIo(Hre& hre, uint32_t app, BlockGeometry geometry, BlockIoConfig c
     if (cfg_.max_piece_bytes == 0 || cfg_.max_piece_bytes > BLOCK_IO_MAX_BYTES)
         bad = "piece size " + std::to_string(cfg_.max_piece_bytes);
     if (!bad.empty()) throw host::HostFault("block I/O: bad " + bad);
+    spu_bytes_.assign(geo_.spus, 0);
 }
 
-std::vector<BlockIo::Piece> BlockIo::split(uint64_t offset, uint64_t bytes,
-                                           const char* what) const {
-    if (offset > geo_.device_bytes() || bytes > geo_.device_bytes() - offset)
+uint64_t BlockIo::submit(Transfer t, const char* what) {
+    if (t.offset > geo_.device_bytes() || t.bytes > geo_.device_bytes() - t.offset)
         throw host::HostFault("block I/O app " + std::to_string(app_) + ": " + what + " of " +
-                              std::to_string(bytes) + " B at device offset " + hex(offset) +
+                              std::to_string(t.bytes) + " B at device offset " + hex(t.offset) +
                               " lies outside the " + std::to_string(geo_.device_bytes()) +
                               " B device");
-    std::vector<Piece> pieces;
-    for (uint64_t done = 0; done < bytes;) {
+    const uint64_t id = next_transfer_++;
+    for (uint64_t done = 0; done < t.bytes;) {
         Piece p;
-        p.offset = offset + done;
+        p.transfer = id;
+        p.offset = t.offset + done;
         p.done = done;
         p.at = geo_.locate(p.offset);
-        p.at.bytes = uint32_t(std::min<uint64_t>({p.at.bytes, cfg_.max_piece_bytes, bytes - done}));
+        p.at.bytes =
+            uint32_t(std::min<uint64_t>({p.at.bytes, cfg_.max_piece_bytes, t.bytes - done}));
         done += p.at.bytes;
-        pieces.push_back(p);
+        pieces_[next_piece_] = p;
+        todo_.push_back(next_piece_++);
+        ++t.unsent;
     }
-    return pieces;
+    Transfer& in = transfers_[id] = std::move(t);
+    if (in.unsent == 0) settle(id, in);  // nothing to move
+    return id;
 }
 
 std::string BlockIo::describe(const Piece& p, bool write) const {
@@ -122,97 +112,159 @@ uint16_t BlockIo::issue(const Piece& p, bool write, const uint8_t* src, uint32_t
                      payload.data(), uint32_t(payload.size()));
 }
 
-void BlockIo::run(std::vector<Piece>& pieces, bool write, const uint8_t* src, uint8_t* dst,
-                  const Sink& sink) {
-    const uint16_t data_rpc = SPU_OS_RPC_ID(app_, BLOCK_IO_DATA);
-    std::map<uint16_t, Flight> flights;  // by tag
-    std::map<uint32_t, uint16_t> cookies;
-    std::vector<uint32_t> spu_bytes(geo_.spus, 0);  // WRITE data in flight to each SPU
-    auto room = [&](const Piece& p) {
-        const uint32_t b = spu_bytes[p.at.spu];
+void BlockIo::fail(Transfer& t, const std::string& why) {
+    if (t.failure.empty()) t.failure = why;
+}
+
+void BlockIo::settle(uint64_t id, Transfer& t) {
+    if (t.finished || t.unsent || t.flying) return;
+    t.finished = true;
+    done_.push_back({id, t.write, t.offset, t.bytes, t.failure});
+}
+
+bool BlockIo::progress() {
+    bool moved = false;
+    auto room = [&](const Piece& p, bool write) {
+        const uint32_t b = spu_bytes_[p.at.spu];
         return !write || b == 0 || b + p.at.bytes <= cfg_.spu_write_bytes;
     };
-    std::deque<size_t> todo;  // pieces to send, in order (retries go first)
-    for (size_t i = 0; i < pieces.size(); ++i) todo.push_back(i);
-    std::string failure;  // the first one; later ones are consequences or alike
-    auto fail = [&](const std::string& why) {
-        if (failure.empty()) failure = why;
-    };
-
-    while ((!todo.empty() && failure.empty()) || !flights.empty()) {
-        bool progress = false;
-        // Fill the window in order; a piece whose SPU is busy holds the ones behind it.
-        while (failure.empty() && !todo.empty() && flights.size() < cfg_.max_outstanding &&
-               room(pieces[todo.front()]) && hre_.now_ns() >= pieces[todo.front()].not_before_ns) {
-            const size_t i = todo.front();
-            todo.pop_front();
-            Flight f;
-            f.piece = i;
-            if (!write) f.cookie = next_cookie_++;
-            const uint16_t tag = issue(pieces[i], write, src, f.cookie);
-            if (!write) cookies[f.cookie] = tag;
-            flights[tag] = f;
-            ++pieces[i].attempts;
-            if (write) spu_bytes[pieces[i].at.spu] += pieces[i].at.bytes;
-            progress = true;
+    // Fill the window in order; a piece whose SPU is busy holds the ones behind it. The pieces
+    // of a transfer that failed are not sent.
+    while (!todo_.empty()) {
+        Piece& p = pieces_.at(todo_.front());
+        Transfer& t = transfers_.at(p.transfer);
+        if (!t.failure.empty()) {
+            const uint64_t id = p.transfer;
+            pieces_.erase(todo_.front());
+            todo_.pop_front();
+            --t.unsent;
+            settle(id, t);
+            moved = true;
+            continue;
         }
-        // One pass over the completion queue, then the requests and responses it held.
-        while (hre_.poll()) progress = true;
-        // READ data: deliver, hand the space back, answer (the SPU then answers the READ).
-        while (auto req = hre_.try_receive_in_place(data_rpc)) {
-            progress = true;
-            block_io_data d{};
-            const bool whole = req->length >= sizeof d;
-            if (whole) hre_.copy_payload(*req, 0, &d, sizeof d);
-            const auto c = whole ? cookies.find(d.cookie) : cookies.end();
-            Flight* f = c != cookies.end() ? &flights.at(c->second) : nullptr;
-            const Piece* p = f ? &pieces[f->piece] : nullptr;
-            if (!p || f->delivered || d.addr != p->at.nvm || d.bytes != p->at.bytes ||
-                req->length != sizeof d + d.bytes || req->node != p->at.spu) {
-                hre_.release(*req);
-                hre_.respond(*req, SPU_OS_E_BAD_ARG);
-                fail("block I/O app " + std::to_string(app_) + ": a DATA request from SPU " +
-                     std::to_string(req->node) + " (" + std::to_string(req->length) +
-                     " B, cookie " + std::to_string(whole ? d.cookie : 0) +
-                     ") matches no READ in flight");
-                continue;
-            }
-            if (sink)
-                sink(p->offset, req->payload_va + sizeof d, d.bytes);
-            else
-                hre_.copy_payload(*req, sizeof d, dst + p->done, d.bytes);
-            f->delivered = true;
-            hre_.release(*req);
-            hre_.respond(*req, BLOCK_IO_OK);
-        }
-        // Responses, in no particular order.
-        for (auto it = flights.begin(); it != flights.end();) {
-            if (!hre_.has_response(it->first)) {
-                ++it;
-                continue;
-            }
-            const Hre::Response r = *hre_.try_wait(it->first);
-            const Flight f = it->second;
-            Piece& p = pieces[f.piece];
-            it = flights.erase(it);
-            if (write) spu_bytes[p.at.spu] -= p.at.bytes;
-            if (!write) cookies.erase(f.cookie);
-            const bool dropped = r.status == HRE_STATUS_NACK ||
-                                 (r.ok() && r.result == SPU_OS_E_DROPPED && !f.delivered);
-            if (dropped && p.attempts <= cfg_.retries) {
-                p.not_before_ns = hre_.now_ns() + backoff_ns(p.offset, p.attempts);
-                todo.push_front(f.piece);
-            } else if (!r.ok()) {
-                fail(describe(p, write) + " failed: " + status_name(r.status));
-            } else if (r.result != BLOCK_IO_OK) {
-                fail(describe(p, write) + " failed: " + result_name(r.result));
-            } else if (!write && !f.delivered) {
-                fail(describe(p, write) + " succeeded without its DATA request");
-            }
-        }
-        if (!progress) hre_.idle();
+        if (flights_.size() >= cfg_.max_outstanding || !room(p, t.write) ||
+            hre_.now_ns() < p.not_before_ns)
+            break;
+        Flight f;
+        f.piece = todo_.front();
+        todo_.pop_front();
+        if (!t.write) f.cookie = next_cookie_++;
+        const uint16_t tag = issue(p, t.write, t.src, f.cookie);
+        if (!t.write) cookies_[f.cookie] = tag;
+        flights_[tag] = f;
+        ++p.attempts;
+        --t.unsent, ++t.flying;
+        if (t.write) spu_bytes_[p.at.spu] += p.at.bytes;
+        moved = true;
     }
-    if (!failure.empty()) throw host::HostFault(failure);
+    // One pass over the completion queue, then the requests and responses it held.
+    while (hre_.poll()) moved = true;
+    moved |= take_data();
+    moved |= take_responses();
+    return moved;
+}
+
+bool BlockIo::take_data() {
+    bool moved = false;
+    // READ data: deliver, hand the space back, answer (the SPU then answers the READ).
+    const uint16_t data_rpc = SPU_OS_RPC_ID(app_, BLOCK_IO_DATA);
+    while (auto req = hre_.try_receive_in_place(data_rpc)) {
+        moved = true;
+        block_io_data d{};
+        const bool whole = req->length >= sizeof d;
+        if (whole) hre_.copy_payload(*req, 0, &d, sizeof d);
+        const auto c = whole ? cookies_.find(d.cookie) : cookies_.end();
+        Flight* f = c != cookies_.end() ? &flights_.at(c->second) : nullptr;
+        const Piece* p = f ? &pieces_.at(f->piece) : nullptr;
+        if (!p || f->delivered || d.addr != p->at.nvm || d.bytes != p->at.bytes ||
+            req->length != sizeof d + d.bytes || req->node != p->at.spu) {
+            hre_.release(*req);
+            hre_.respond(*req, SPU_OS_E_BAD_ARG);
+            const std::string why =
+                "block I/O app " + std::to_string(app_) + ": a DATA request from SPU " +
+                std::to_string(req->node) + " (" + std::to_string(req->length) + " B, cookie " +
+                std::to_string(whole ? d.cookie : 0) + ") matches no READ in flight";
+            // Not one transfer's fault: every transfer in flight reports it.
+            for (auto& [id, t] : transfers_)
+                if (!t.finished) fail(t, why);
+            continue;
+        }
+        Transfer& t = transfers_.at(p->transfer);
+        if (t.sink)
+            t.sink(p->offset, req->payload_va + sizeof d, d.bytes);
+        else
+            hre_.copy_payload(*req, sizeof d, t.dst + p->done, d.bytes);
+        f->delivered = true;
+        hre_.release(*req);
+        hre_.respond(*req, BLOCK_IO_OK);
+    }
+    return moved;
+}
+
+bool BlockIo::take_responses() {
+    bool moved = false;
+    // Responses, in no particular order.
+    for (auto it = flights_.begin(); it != flights_.end();) {
+        if (!hre_.has_response(it->first)) {
+            ++it;
+            continue;
+        }
+        moved = true;
+        const Hre::Response r = *hre_.try_wait(it->first);
+        const Flight f = it->second;
+        it = flights_.erase(it);
+        Piece& p = pieces_.at(f.piece);
+        Transfer& t = transfers_.at(p.transfer);
+        --t.flying;
+        if (t.write) spu_bytes_[p.at.spu] -= p.at.bytes;
+        if (!t.write) cookies_.erase(f.cookie);
+        const bool dropped =
+            r.status == HRE_STATUS_NACK || (r.ok() && r.result == SPU_OS_E_DROPPED && !f.delivered);
+        if (dropped && p.attempts <= cfg_.retries && t.failure.empty()) {
+            p.not_before_ns = hre_.now_ns() + backoff_ns(p.offset, p.attempts);
+            todo_.push_front(f.piece);
+            ++t.unsent;
+            continue;
+        }
+        if (dropped && !t.failure.empty()) {
+            // dropped after its transfer failed: not sent again
+        } else if (!r.ok()) {
+            fail(t, describe(p, t.write) + " failed: " + status_name(r.status));
+        } else if (r.result != BLOCK_IO_OK) {
+            fail(t, describe(p, t.write) + " failed: " + result_name(r.result));
+        } else if (!t.write && !f.delivered) {
+            fail(t, describe(p, t.write) + " succeeded without its DATA request");
+        }
+        const uint64_t id = p.transfer;
+        pieces_.erase(f.piece);
+        settle(id, t);
+    }
+    return moved;
+}
+
+std::optional<BlockIo::Completion> BlockIo::reap() {
+    if (done_.empty()) return std::nullopt;
+    Completion c = std::move(done_.front());
+    done_.pop_front();
+    transfers_.erase(c.id);
+    return c;
+}
+
+void BlockIo::wait(uint64_t id) {
+    while (true) {
+        for (auto it = done_.begin(); it != done_.end(); ++it)
+            if (it->id == id) {
+                const std::string error = it->error;
+                transfers_.erase(id);
+                done_.erase(it);
+                if (!error.empty()) throw host::HostFault(error);
+                return;
+            }
+        if (!transfers_.count(id))
+            throw host::HostFault("block I/O app " + std::to_string(app_) + ": no transfer " +
+                                  std::to_string(id) + " to wait for");
+        if (!progress()) hre_.idle();
+    }
 }
 
 double BlockIo::backoff_ns(uint64_t offset, uint32_t attempts) const {
@@ -227,19 +279,34 @@ double BlockIo::backoff_ns(uint64_t offset, uint32_t attempts) const {
     return base * (1.0 + 0.5 * double(z >> 11) / double(1ull << 53));
 }
 
+uint64_t BlockIo::submit_write(uint64_t offset, const void* src, uint64_t bytes) {
+    Transfer t;
+    t.write = true;
+    t.offset = offset, t.bytes = bytes;
+    t.src = static_cast<const uint8_t*>(src);
+    return submit(std::move(t), "write");
+}
+
+uint64_t BlockIo::submit_read(uint64_t offset, void* dst, uint64_t bytes) {
+    Transfer t;
+    t.offset = offset, t.bytes = bytes;
+    t.dst = static_cast<uint8_t*>(dst);
+    return submit(std::move(t), "read");
+}
+
 void BlockIo::write(uint64_t offset, const void* src, uint64_t bytes) {
-    std::vector<Piece> pieces = split(offset, bytes, "write");
-    run(pieces, true, static_cast<const uint8_t*>(src), nullptr, nullptr);
+    wait(submit_write(offset, src, bytes));
 }
 
 void BlockIo::read(uint64_t offset, void* dst, uint64_t bytes) {
-    std::vector<Piece> pieces = split(offset, bytes, "read");
-    run(pieces, false, nullptr, static_cast<uint8_t*>(dst), nullptr);
+    wait(submit_read(offset, dst, bytes));
 }
 
 void BlockIo::read_in_place(uint64_t offset, uint64_t bytes, const Sink& sink) {
-    std::vector<Piece> pieces = split(offset, bytes, "read");
-    run(pieces, false, nullptr, nullptr, sink);
+    Transfer t;
+    t.offset = offset, t.bytes = bytes;
+    t.sink = sink;
+    wait(submit(std::move(t), "read"));
 }
 
 }  // namespace canopy::sw

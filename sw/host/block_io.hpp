@@ -12,10 +12,20 @@
 // the result (SPU-OS's name for it), after every RPC in flight has been answered. One client per
 // HRE and app: DATA requests with a cookie it did not give out are answered with an error and
 // reported as a fault.
+//
+// Transfers may also be asynchronous, as io_uring or libaio make them: submit_read/submit_write
+// queue a transfer and return at once; progress() sends what the window allows and takes what
+// the completion queue holds, without waiting; reap() hands over finished transfers. The
+// synchronous calls are a submit and a wait for that one transfer. Pieces go out in submission
+// order (a WRITE piece waiting for room at its SPU holds the ones behind it, as a device's
+// submission queue would).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +48,12 @@ struct BlockGeometry {
         uint32_t bytes = 0;  // contiguous there: up to the stripe unit's end
     };
     Location locate(uint64_t offset) const;
+};
+
+// A piece of an I/O on the device: `bytes` at device offset `device`, at offset `at` of the
+// I/O's buffer (a file's extents, or a block device's one range).
+struct DeviceRange {
+    uint64_t device = 0, at = 0, bytes = 0;
 };
 
 struct BlockIoConfig {
@@ -78,28 +94,80 @@ class BlockIo {
     using Sink = std::function<void(uint64_t offset, uint64_t va, uint32_t bytes)>;
     void read_in_place(uint64_t offset, uint64_t bytes, const Sink& sink);
 
+    // Asynchronous transfers. The buffer must stay until the transfer is reaped. A range
+    // outside the device throws HostFault at once (nothing is queued); the id is never 0.
+    uint64_t submit_write(uint64_t offset, const void* src, uint64_t bytes);
+    uint64_t submit_read(uint64_t offset, void* dst, uint64_t bytes);
+    // One step, without waiting: sends the pieces the window has room for, takes every entry
+    // the completion queue holds. False: nothing moved (the caller may idle: hre().idle()).
+    bool progress();
+    struct Completion {
+        uint64_t id = 0;
+        bool write = false;
+        uint64_t offset = 0, bytes = 0;
+        std::string error;  // empty: done; else what failed, as the HostFault would say
+    };
+    // A finished transfer, in the order they finished (none: nullopt).
+    std::optional<Completion> reap();
+    // Transfers submitted and not yet reaped.
+    size_t pending() const { return transfers_.size(); }
+    // Progresses (idling while nothing moves) until transfer `id` finished; reaps it and throws
+    // HostFault with its error if it failed.
+    void wait(uint64_t id);
+
     const BlockGeometry& geometry() const { return geo_; }
     Hre& hre() { return hre_; }
 
   private:
     // The wait before a dropped piece's next attempt (BlockIoConfig::retries).
     double backoff_ns(uint64_t offset, uint32_t attempts) const;
-    struct Piece;
-    struct Flight;
-    // Splits [offset, offset + bytes) at stripe boundaries (HostFault when outside the device).
-    std::vector<Piece> split(uint64_t offset, uint64_t bytes, const char* what) const;
-    // Runs the pieces' RPCs with up to max_outstanding in flight: WRITE data from `src`; READ
-    // data copied out to `dst`, or, without one, handed to `sink` in place.
-    void run(std::vector<Piece>& pieces, bool write, const uint8_t* src, uint8_t* dst,
-             const Sink& sink);
+    struct Piece {
+        uint64_t transfer = 0;
+        uint64_t offset = 0;  // device offset
+        uint64_t done = 0;    // bytes of the transfer before it (where it goes in the buffer)
+        BlockGeometry::Location at;
+        uint32_t attempts = 0;
+        double not_before_ns = 0;  // a dropped piece waits out its back-off
+    };
+    struct Transfer {
+        bool write = false;
+        uint64_t offset = 0, bytes = 0;
+        const uint8_t* src = nullptr;  // WRITE data
+        uint8_t* dst = nullptr;        // READ data, copied out; without it handed to sink
+        Sink sink;
+        uint32_t unsent = 0, flying = 0;  // its pieces still to send, and in flight
+        std::string failure;              // the first one; later ones are consequences or alike
+        bool finished = false;
+    };
+    struct Flight {  // an RPC in flight
+        uint64_t piece = 0;
+        uint32_t cookie = 0;  // READs: the DATA request's cookie
+        bool delivered = false;
+    };
+    // Splits [offset, offset + bytes) at stripe boundaries into queued pieces (HostFault when
+    // outside the device) of a new transfer.
+    uint64_t submit(Transfer t, const char* what);
     uint16_t issue(const Piece& p, bool write, const uint8_t* src, uint32_t cookie);
     std::string describe(const Piece& p, bool write) const;
+    void fail(Transfer& t, const std::string& why);
+    // Moves a transfer whose pieces have all been answered (or dropped after a failure) to done_.
+    void settle(uint64_t id, Transfer& t);
+    bool take_data();       // READ data delivered as DATA requests (true: any)
+    bool take_responses();  // the RPCs' responses (true: any)
 
     Hre& hre_;
     uint32_t app_;
     BlockGeometry geo_;
     BlockIoConfig cfg_;
     uint32_t next_cookie_ = 1;  // READ cookies: unique among this client's READs in flight
+    uint64_t next_transfer_ = 1, next_piece_ = 1;
+    std::map<uint64_t, Transfer> transfers_;  // submitted, not reaped
+    std::map<uint64_t, Piece> pieces_;        // queued or in flight
+    std::deque<uint64_t> todo_;               // pieces to send, in order (retries go first)
+    std::map<uint16_t, Flight> flights_;      // by tag
+    std::map<uint32_t, uint16_t> cookies_;
+    std::vector<uint32_t> spu_bytes_;  // WRITE data in flight to each SPU
+    std::deque<Completion> done_;
 };
 
 }  // namespace canopy::sw

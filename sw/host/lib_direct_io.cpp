@@ -79,17 +79,25 @@ void DirectIo::check_write(const File& f, uint64_t bytes, uint64_t offset) const
 
 std::vector<DirectIo::Piece> DirectIo::locate(int fd, uint64_t offset, uint64_t bytes,
                                               uint32_t rights) {
-    const File& f = file(fd, rights);
-    check_write(f, bytes, offset);
     std::vector<Piece> out;
     const BlockGeometry& g = io_->geometry();
-    for_each_piece(f.opened.extents, offset, bytes, [&](uint64_t dev, uint64_t at, uint64_t len) {
-        for (uint64_t done = 0; done < len;) {
-            const BlockGeometry::Location l = g.locate(dev + done);
-            const uint32_t n = uint32_t(std::min<uint64_t>(l.bytes, len - done));
-            out.push_back(Piece{l.spu, l.nvm, n, at + done});
+    for (const DeviceRange& r : ranges(fd, offset, bytes, rights))
+        for (uint64_t done = 0; done < r.bytes;) {
+            const BlockGeometry::Location l = g.locate(r.device + done);
+            const uint32_t n = uint32_t(std::min<uint64_t>(l.bytes, r.bytes - done));
+            out.push_back(Piece{l.spu, l.nvm, n, r.at + done});
             done += n;
         }
+    return out;
+}
+
+std::vector<DeviceRange> DirectIo::ranges(int fd, uint64_t offset, uint64_t bytes,
+                                          uint32_t rights) {
+    const File& f = file(fd, rights);
+    check_write(f, bytes, offset);
+    std::vector<DeviceRange> out;
+    for_each_piece(f.opened.extents, offset, bytes, [&](uint64_t dev, uint64_t at, uint64_t len) {
+        out.push_back({dev, at, len});
     });
     return out;
 }

@@ -65,6 +65,11 @@ class DirectIo {
     };
     std::vector<Piece> locate(int fd, uint64_t offset, uint64_t bytes, uint32_t rights);
 
+    // The device ranges of file range [offset, offset + bytes) of fd, in file order (`at`: from
+    // `offset`), for an asynchronous engine on the process's own HREs (sw/host/io_engine). Throws
+    // HostFault as pwrite does past the end of the file, or for a fd not open with `rights`.
+    std::vector<DeviceRange> ranges(int fd, uint64_t offset, uint64_t bytes, uint32_t rights);
+
     uint64_t size(int fd);                         // the size the module reported at open
     uint64_t retried() const { return retried_; }  // transfers retried after a miss
     Hre& hre() { return *hre_; }

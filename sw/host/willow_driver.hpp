@@ -90,6 +90,7 @@ class WillowDriver {
     void close(host::HostCore& cpu, const HreEndpoint& hre);
 
     const WillowDevice& device() const { return device_; }
+    const WillowDriverConfig& config() const { return cfg_; }
 
   private:
     struct Held {  // the driver's mutex, released when this goes

@@ -1,0 +1,146 @@
+// `canopy fio` (scenarios/fio_run, sw/host/io_engine): fio job files run on the whole platform
+// with SPU-OS and its FTL as firmware. Checked from first principles: the bridge sees exactly
+// iodepth x numjobs requests in flight at most, and reaches it; by Little's law the mean number
+// of I/Os in flight (IOPS x mean latency) is close to that depth; the counts are what the job
+// file asked for; each Base-IO submission costs the driver's system call; the same seed gives
+// the same fio.json; bad job files and jobs the machine cannot run exit 2 naming the place.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../canopy_process.hpp"
+
+namespace canopy::platform {
+namespace {
+
+using canopy_test::kSmall;
+using canopy_test::run_canopy;
+using canopy_test::scratch;
+using canopy_test::slurp;
+using nlohmann::json;
+
+std::string write_job(const std::string& dir, const std::string& text) {
+    const std::string path = dir + "/job.fio";
+    std::ofstream(path) << text;
+    return path;
+}
+
+#ifdef CANOPY_FIRMWARE_DIR
+struct FioResult {
+    json fio, stats;
+    canopy_test::Run run;
+};
+
+FioResult run_fio(const std::string& name, const std::string& job, const std::string& extra = "") {
+    const std::string d = scratch(name);
+    FioResult r;
+    r.run = run_canopy(
+        "fio " + write_job(d, job) + " " + kSmall + " --quiet --out " + d + " " + extra, d);
+    EXPECT_EQ(r.run.status, 0) << r.run.out << r.run.err;
+    if (r.run.status != 0) return r;
+    r.fio = json::parse(slurp(d + "/fio.json"));
+    r.stats = json::parse(slurp(d + "/stats.json"));
+    return r;
+}
+
+double in_flight_max(const json& stats) {
+    return stats["modules"]["device.ssd.bridge"]["in_flight"]["max"].get<double>();
+}
+
+TEST(Fio, IodepthTimesNumjobsIsTheDevicesQueueDepth) {
+    const FioResult r = run_fio("fio-qd",
+                                "[global]\nioengine=libaio\nbs=4k\nsize=16m\ngroup_reporting\n"
+                                "[randread]\nrw=randread\niodepth=8\nnumjobs=2\nnumber_ios=400\n");
+    ASSERT_TRUE(r.fio.is_object());
+    EXPECT_EQ(in_flight_max(r.stats), 16.0);  // never more, and reached
+    ASSERT_EQ(r.fio["jobs"].size(), 1u);
+    const json& rd = r.fio["jobs"][0]["read"];
+    EXPECT_EQ(rd["total_ios"], 800);
+    EXPECT_EQ(rd["io_bytes"], 800 * 4096);
+    EXPECT_EQ(r.fio["jobs"][0]["write"]["total_ios"], 0);
+    // Little's law over the measured time: IOPS x mean latency is the mean number in flight,
+    // which a closed loop of depth 16 keeps at most 16, and below it only while a job's core
+    // turns completions into the next submissions (copying each read's 4 KiB out of the receive
+    // buffer first): well above half.
+    const double in_flight = rd["iops"].get<double>() * rd["lat_ns"]["mean"].get<double>() / 1e9;
+    EXPECT_LE(in_flight, 16.0 * 1.01);
+    EXPECT_GE(in_flight, 8.0);
+    // Each Base-IO submission is one system call of the driver (1 us).
+    EXPECT_EQ(rd["slat_ns"]["min"], 1000);
+    EXPECT_EQ(rd["slat_ns"]["max"], 1000);
+    const json& p = rd["clat_ns"]["percentile"];
+    EXPECT_LE(p["50.000000"].get<double>(), p["99.000000"].get<double>());
+    EXPECT_LE(p["99.000000"].get<double>(), rd["clat_ns"]["max"].get<double>());
+    // At least a round trip over PCIe and the ring to an SPU.
+    EXPECT_GT(rd["clat_ns"]["min"].get<double>(), 5000.0);
+}
+
+TEST(Fio, DeepQueuesSpanSeveralHres) {
+    // 40 in flight: two HREs (32 RPCs each at most), the bridge still sees all 40.
+    const FioResult r =
+        run_fio("fio-qd40", "[j]\nrw=randread\nbs=4k\nsize=8m\niodepth=40\nnumber_ios=300\n");
+    ASSERT_TRUE(r.fio.is_object());
+    EXPECT_EQ(in_flight_max(r.stats), 40.0);
+    EXPECT_EQ(r.fio["jobs"][0]["read"]["total_ios"], 300);
+}
+
+TEST(Fio, DirectIoJobsRunOnAFileAndRepeatWithTheSeed) {
+    const std::string job =
+        "[mixed]\nioengine=libdirectio\nrw=randrw\nrwmixread=60\nbs=4k\nsize=2m\niodepth=8\n"
+        "number_ios=240\n";
+    const FioResult a = run_fio("fio-dio-a", job, "--seed 5");
+    const FioResult b = run_fio("fio-dio-b", job, "--seed 5");
+    ASSERT_TRUE(a.fio.is_object() && b.fio.is_object());
+    const json& j = a.fio["jobs"][0];
+    EXPECT_EQ(j["error"], 0) << j["canopy_error"];
+    EXPECT_EQ(j["read"]["total_ios"].get<int>() + j["write"]["total_ios"].get<int>(), 240);
+    EXPECT_GT(j["read"]["total_ios"].get<int>(), 100);  // about 60% of 240
+    EXPECT_GT(j["write"]["total_ios"].get<int>(), 60);
+    EXPECT_EQ(j["read"]["slat_ns"]["max"], 0);  // OS bypass: no system call per submission
+    EXPECT_EQ(in_flight_max(a.stats), 8.0);
+    json fa = a.fio, fb = b.fio;
+    fa["canopy"].erase("job_file"), fb["canopy"].erase("job_file");  // in their own scratch dirs
+    EXPECT_EQ(fa.dump(), fb.dump());
+    EXPECT_EQ(a.stats["modules"].dump(), b.stats["modules"].dump());
+}
+
+TEST(Fio, JsonOutputIsFiosOnStdout) {
+    const std::string d = scratch("fio-json");
+    const auto r = run_canopy("fio " + write_job(d, "[w]\nrw=write\nbs=8k\nsize=1m\niodepth=4\n") +
+                                  " " + kSmall + " --quiet --output-format=json --out " + d,
+                              d);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json out = json::parse(r.out);
+    EXPECT_EQ(out, json::parse(slurp(d + "/fio.json")));
+    // Without number_ios the job does size bytes: 1 MiB of 8 KiB writes.
+    EXPECT_EQ(out["jobs"][0]["write"]["total_ios"], 128);
+    EXPECT_EQ(out["jobs"][0]["write"]["io_kbytes"], 1024);
+    EXPECT_GE(out["canopy"]["write_amplification"]["host_page_writes"].get<int>(), 128);
+}
+#endif
+
+TEST(Fio, BadJobFilesAndUnrunnableJobsExitTwoNamingThePlace) {
+    const std::string d = scratch("fio-bad");
+    auto expect = [&](const std::string& job, const std::string& words,
+                      const std::string& extra = "") {
+        const auto r = run_canopy("fio " + write_job(d, job) + " --out " + d + " " + extra, d);
+        EXPECT_EQ(r.status, 2) << job << r.err;
+        EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    };
+    expect("[j]\nrw=randread\nverify=md5\n", "job.fio: line 3: fio option verify is not modelled");
+    expect("[j]\niodepth=2000\n", "job.fio: line 2: iodepth=2000");
+    expect("[j]\nrw=read\n", "--output-format xml", "--output-format xml");
+#ifdef CANOPY_FIRMWARE_DIR
+    expect("[j]\nnumjobs=16\n", "16 job instances");
+    expect("[j]\noffset=1t\n", "line 1, job j: offset");
+    expect("[a]\n[b]\nioengine=libdirectio\nsize=1m\n", "line 2, job b: Base-IO and Direct-IO");
+    expect("[a]\nioengine=libdirectio\n", "needs size=");
+#endif
+    const auto r = run_canopy("fio /nonexistent.fio --out " + d, d);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("/nonexistent.fio"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace canopy::platform
