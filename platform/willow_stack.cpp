@@ -120,8 +120,14 @@ void WillowStack::check_regions() const {
                                std::to_string(CACHE_REGION_BYTES(1)) + " B)");
 }
 
+void WillowStack::stop() {
+    stop_ = true;
+    if (kernel_cpu_) kernel_cpu_->send_event();  // the notice thread may be asleep
+}
+
 void WillowStack::start_kernel(unsigned core) {
     auto& proc = platform.host.kernel.create_process("kernel");
+    kernel_cpu_ = platform.host.cores.at(core).get();
     platform.host.cores.at(core)->run(proc, [this](host::HostCore& cpu) {
         try {
             sw::WillowApps& installer = kernel.boot(cpu);

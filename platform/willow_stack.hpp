@@ -82,8 +82,8 @@ class WillowStack {
     // system; throws HostFault when the kernel program failed.
     void wait_ready(host::HostCore& cpu) const;
     bool ready() const { return ready_; }
-    // Ends the kernel's notice thread (from any program).
-    void stop() { stop_ = true; }
+    // Ends the kernel's notice thread (from any program; it wakes the kernel's core).
+    void stop();
     // A user program holds one of these for its whole run: when the last of `users` programs
     // ends, even by a fault, the notice thread stops (else it would poll for ever).
     struct User {
@@ -152,6 +152,7 @@ class WillowStack {
     void setup_regions(sw::WillowApps& apps);
 
     bool ready_ = false, stop_ = false, failed_ = false;
+    host::HostCore* kernel_cpu_ = nullptr;
     uint32_t flash_caches_ = 0;  // files made for FlashCache
 };
 

@@ -186,11 +186,22 @@ SnoopResponse CoherentCache::snoop(SnoopKind kind, uint64_t line_address, uint8_
         case SnoopKind::Unique:
         case SnoopKind::Invalidate:
             snoop_invalidations_.add();
+            if (monitor_armed_ && line_address == monitor_line_) {
+                monitor_armed_ = false;
+                monitor_event_.notify(sc_core::SC_ZERO_TIME);
+            }
             l2_.invalidate(*l);
             if (Line* l1 = l1_.probe(line_address)) l1_.invalidate(*l1);
             break;
     }
     return r;
+}
+
+void CoherentCache::monitor(uint64_t address) {
+    monitor_line_ = address / l2_.line_bytes() * l2_.line_bytes();
+    // A line this cache does not hold would never be snooped here: the watch is cleared at once
+    // (the waiter polls again, which brings the line in).
+    monitor_armed_ = l2_.peek(monitor_line_) != nullptr;
 }
 
 bool CoherentCache::peek_dirty(uint64_t line_address, uint8_t* line) const {

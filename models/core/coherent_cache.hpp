@@ -64,6 +64,14 @@ class CoherentCache : public Snoopable {
     bool peek_dirty(uint64_t line_address, uint8_t* line) const override;
 
     LineState state(uint64_t address) const;  // the L2's state of the line
+
+    // The exclusive monitor (Arm's LDAXR + WFE, x86's MONITOR + MWAIT): arms a watch on the line
+    // holding `address`; a snoop that takes the line from this cache (another requester writes
+    // it) clears the watch and notifies monitor_event(). monitor_cleared() tells whether that
+    // happened since monitor() (so the waiter must not sleep).
+    void monitor(uint64_t address);
+    bool monitor_cleared() const { return !monitor_armed_; }
+    const sc_core::sc_event& monitor_event() const { return monitor_event_; }
     unsigned requester_id() const { return id_; }
 
   private:
@@ -83,6 +91,9 @@ class CoherentCache : public Snoopable {
     // this cache's owner can run meanwhile; snoops never touch it).
     std::vector<uint8_t> fill_;
     sc_core::sc_time l1_hit_, l2_hit_;
+    uint64_t monitor_line_ = 0;
+    bool monitor_armed_ = false;
+    sc_core::sc_event monitor_event_;
     Counter &l1_hits_, &l1_misses_, &l2_hits_, &l2_misses_, &upgrades_, &writebacks_, &evicts_,
         &snoops_, &snoop_invalidations_;
 };

@@ -121,6 +121,18 @@ void HostCore::wait_for(const sc_core::sc_event& e) {
     wait(e);
 }
 
+void HostCore::wait_line(uint64_t va) {
+    cache_->monitor(translate(va, "wait_line").pa);
+    sync();  // a write (or an event) while the core catches up clears the watch: no sleep then
+    if (!cache_->monitor_cleared() && !event_sent_) wait(cache_->monitor_event() | sev_);
+    event_sent_ = false;
+}
+
+void HostCore::send_event() {
+    event_sent_ = true;
+    sev_.notify(SC_ZERO_TIME);
+}
+
 void HostCore::compute_ns(double ns) {
     offset_ += sc_time(ns, SC_NS);
     if (offset_ > quantum_) sync();

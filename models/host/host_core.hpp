@@ -106,6 +106,14 @@ class HostCore : public sc_core::sc_module {
     // Sleeps until `e` is notified (the core's local time caught up first), as a thread blocked
     // in the kernel does.
     void wait_for(const sc_core::sc_event& e);
+    // Arm's WFE with the exclusive monitor armed on the line holding `va` (LDAXR; x86's MONITOR
+    // and MWAIT): sleeps until another requester writes that line (a snoop takes it from this
+    // core's caches) or a program sends an event (send_event(), Arm's SEV). Returns at once when
+    // the core does not hold the line (load it first: the poll that found nothing did) or an
+    // event came since the last wait. It costs no simulated time of its own: a polling loop
+    // put to sleep charges what its polls would have cost (sw::Hre::wait_change).
+    void wait_line(uint64_t va);
+    void send_event();
 
     uint64_t mmap(uint64_t bytes, uint64_t page_bytes = kPage4K);
     void munmap(uint64_t va, uint64_t bytes);
@@ -151,6 +159,8 @@ class HostCore : public sc_core::sc_module {
     bool running_ = false, finished_ = false;
     std::string fault_;
     sc_core::sc_event done_;
+    sc_core::sc_event sev_;    // send_event()
+    bool event_sent_ = false;  // since the last wait_line()
     sc_core::sc_time finish_time_;
     core::Counter &loads_, &stores_, &atomics_, &tlb_hits_, &tlb_misses_, &walk_reads_,
         &mmio_reads_, &mmio_writes_, &faults_, &syscalls_;

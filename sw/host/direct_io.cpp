@@ -213,7 +213,7 @@ void DirectIoModule::serve_notices(host::HostCore& cpu, const bool& stop) {
         if (auto n = apps.try_notice())
             resolve(apps, *n);
         else
-            cpu.compute_ns(cfg_.notice_poll_ns);
+            apps.hre().wait_change(cfg_.notice_poll_ns);  // asleep until a notice (or stop)
     }
 }
 

@@ -1,6 +1,7 @@
 #include "sw/host/hre.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -216,6 +217,15 @@ void Hre::idle() {
         cpu_.compute_ns(msi.config().wake_ns);
     }
     irqs_seen_ = msi.count(ep_.qp);
+}
+
+void Hre::wait_change(double period_ns) {
+    const double t0 = cpu_.now_ns();
+    cpu_.wait_line(ep_.window_va + ep_.layout.cq_offset() +
+                   uint64_t(cq_head_) * HRE_CQ_ENTRY_BYTES);
+    const double t = cpu_.now_ns();
+    const double polls = std::max(1.0, std::ceil((t - t0) / period_ns));
+    cpu_.compute_ns(t0 + polls * period_ns - t);
 }
 
 double Hre::now_ns() const { return cpu_.now_ns(); }

@@ -97,6 +97,11 @@ class Hre {
     // or with interrupts, sleeping until the queue pair's next MSI unless one came since the
     // last pause (then the waking costs host.msi.wake_ns).
     void idle();
+    // A polling loop put to sleep (the core's WFE on the completion queue's next entry): waits,
+    // costing no wall time, until the bridge writes that entry or a program sends the core an
+    // event, then until the moment a loop polling every `period_ns` from now would have looked.
+    // The polls themselves are not made (they would have hit in the core's L1).
+    void wait_change(double period_ns);
     // The calling core's simulated time, in ns.
     double now_ns() const;
 

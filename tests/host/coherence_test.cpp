@@ -355,6 +355,59 @@ TEST(Coherence, SpinningCoreSeesAFlagSetByAnotherCoreWithinItsQuantum) {
     EXPECT_LE(seen_at, stored_at + quantum + 25.0 + miss);
 }
 
+TEST(HostCore, WaitLineSleepsUntilAnotherCoreWritesTheLine) {
+    // Arm's WFE on the exclusive monitor: core 0 loads a flag, finds 0 and sleeps on its line
+    // instead of spinning; core 1's store takes the line (a snoop) at the moment it reaches the
+    // home, which wakes core 0. No loads meanwhile, whatever the wait.
+    Host h(2);
+    uint64_t va = 0;
+    double stored_at = 0, woken_at = 0;
+    uint32_t seen = 0;
+    h.run(0, [&](HostCore& cpu) {
+        va = cpu.mmap(4096);
+        while (cpu.load<uint32_t>(va) == 0) cpu.wait_line(va);
+        woken_at = ns(cpu.now());
+        seen = cpu.load<uint32_t>(va);
+    });
+    h.run(1, [&](HostCore& cpu) {
+        cpu.compute_ns(500000);
+        cpu.sync();
+        stored_at = ns(cpu.now());
+        cpu.store<uint32_t>(va, 7);
+    });
+    sc_core::sc_start();
+    EXPECT_EQ(seen, 7u);
+    // The store asks the home for a unique copy (its request, the snoop of core 0).
+    const double reach = h.home.config().request_ns + h.home.config().snoop_ns;
+    EXPECT_GE(woken_at, stored_at);
+    EXPECT_LE(woken_at, stored_at + reach + 1000.0);
+    // Two loads that found 0 and 7 (and the table walk), not one per poll for 500 us.
+    EXPECT_LE(h.counter("core0", "loads"), 3u);
+}
+
+TEST(HostCore, WaitLineReturnsAtOnceForALineNotHeldAndWakesOnAnEvent) {
+    Host h(2);
+    double unheld_wait = -1, event_at = 0, woken_at = 0;
+    h.run(0, [&](HostCore& cpu) {
+        const uint64_t va = cpu.mmap(4096);
+        cpu.load<uint32_t>(va + 64);  // the TLB warm; the line at va is not in the caches
+        const double t = ns(cpu.now());
+        cpu.wait_line(va);  // nothing would ever snoop it here: no sleep
+        unheld_wait = ns(cpu.now()) - t;
+        cpu.wait_line(va + 64);  // held: sleeps until core 1's event (Arm's SEV)
+        woken_at = ns(cpu.now());
+    });
+    h.run(1, [&](HostCore& cpu) {
+        cpu.compute_ns(30000);
+        cpu.sync();
+        event_at = ns(cpu.now());
+        h.cores[0]->send_event();
+    });
+    sc_core::sc_start();
+    EXPECT_EQ(unheld_wait, 0.0);
+    EXPECT_EQ(woken_at, event_at);
+}
+
 void counting(bool far) {
     HostCoreConfig cc;
     cc.far_atomics = far;

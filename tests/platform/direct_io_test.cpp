@@ -72,6 +72,11 @@ struct DirectIoMachine : willow_test::WillowMachine {
         return platform->host.kernel.create_process(name);
     }
     host::HostCore& core(unsigned i) { return *platform->host.cores[i]; }
+    // Ends the notice thread (waking the kernel's core, where it sleeps until a notice).
+    void halt() {
+        stop = true;
+        core(0).send_event();
+    }
     // Core 0: boot the kernel HRE, install the apps, format, `setup` (files), then serve
     // SPU-OS's notices until `stop`.
     void run_kernel(std::function<void(host::HostCore&)> setup) {
@@ -167,7 +172,7 @@ TEST(PlatformDirectIo, FileSystemAndDirectIoSeeTheSameBytes) {
         EXPECT_EQ(again.inode(*found).extents[0].device_offset,
                   m.fs->inode(ino).extents[0].device_offset);
         done = true;
-        m.stop = true;
+        m.halt();
     });
     m.finish();
     ASSERT_TRUE(done);
@@ -231,7 +236,7 @@ TEST(PlatformDirectIo, AProcessTheModeExcludesIsRefusedByTheKernelAndBySpuOs) {
         // The kernel thread sees the miss and finds no open file explaining it.
         while (m.module->stats().misses == 0) cpu.compute_ns(1000);
         done = true;
-        m.stop = true;
+        m.halt();
     });
     m.finish();
     ASSERT_TRUE(done);
@@ -283,7 +288,7 @@ TEST(PlatformDirectIo, APermissionMissIsResolvedByTheKernelThreadAndTheReadRetri
         for (unsigned s = 0; s < kSpus; ++s)
             entries_closed += apps.stat(s, SPU_OS_STAT_PERM_ENTRIES);
         done = true;
-        m.stop = true;
+        m.halt();
     });
     m.finish();
     ASSERT_TRUE(done);
@@ -345,7 +350,7 @@ TEST(PlatformDirectIo, AnEntryEvictedFromAFullTableIsInstalledAgain) {
         retried = dio.retried();
         dio.close(fd);
         done = true;
-        m.stop = true;
+        m.halt();
     });
     m.finish();
     ASSERT_TRUE(done);
@@ -427,7 +432,7 @@ TEST(PlatformDirectIo, FileSystemWritersOfOneFileTakeTurnsDirectIoWritersDoNot) 
             for (unsigned i = 0; i < kWrites; ++i)
                 m.fs->pwrite(cpu, fd, by_fs.data(), kBytes, slot(i));
             shared_end[w] = ns(cpu);
-            if (++finished == kWriters) m.stop = true;
+            if (++finished == kWriters) m.halt();
         });
     }
     m.finish();
@@ -521,7 +526,7 @@ TEST(PlatformDirectIo, DirectIoBeatsTheFileSystemByItsCosts) {
         const uint32_t spu = m.geometry().locate(m.fs->inode(ino).extents[0].device_offset).spu;
         check_cycles = m.hres->on(cpu).apps->stat(spu, SPU_OS_STAT_PERM_CHECK_MAX);
         done = true;
-        m.stop = true;
+        m.halt();
     });
     m.finish();
     ASSERT_TRUE(done);

@@ -96,6 +96,29 @@ TEST(PlatformReplay, DirectIoReplaysTheTracesRequests) {
     expect_replayed("direct-io", "traces/block/mixed_sizes.csv", 60);
 }
 
+TEST(PlatformReplay, IdleSimulatedTimeCostsTheKernelNoWork) {
+    // Two requests 1 ms or 100 s apart (--timed): the kernel's notice thread sleeps on its
+    // completion queue's line (the core's WFE) instead of polling it every microsecond, so the
+    // kernel core does the same work over either gap (before: 10^8 polls more for 100 s).
+    auto kernel_loads = [](const std::string& name, uint64_t gap_ticks) {
+        const std::string d = scratch(name);
+        {
+            std::ofstream f(d + "/gap.csv");
+            f << "128166372003061629,usr,0,Read,4096,4096,100\n"
+              << 128166372003061629ull + gap_ticks << ",usr,0,Write,8192,4096,100\n";
+        }
+        const auto r = run_canopy("replay --trace " + d + "/gap.csv --timed --quiet --out " + d, d);
+        EXPECT_EQ(r.status, 0) << r.err;
+        const json s = json::parse(slurp(d + "/stats.json"));
+        const json& spans = json::parse(slurp(d + "/replay.json"));
+        EXPECT_GE(spans["span_ns"].get<double>(), double(gap_ticks) * 100.0);
+        return s["modules"]["host.core0"]["loads"].get<double>();
+    };
+    const double short_gap = kernel_loads("replay-gap-1ms", 10'000);  // 100 ns ticks
+    const double long_gap = kernel_loads("replay-gap-100s", 1'000'000'000);
+    EXPECT_NEAR(long_gap, short_gap, short_gap * 0.01);
+}
+
 TEST(PlatformReplay, DeepQueuesReplayEveryRequestFaster) {
     // Eight in flight per thread through each path: the same requests, in less simulated time
     // than one at a time (the SPUs serve them in parallel).
@@ -103,7 +126,8 @@ TEST(PlatformReplay, DeepQueuesReplayEveryRequestFaster) {
     const json deep = expect_replayed("base-io", "traces/block/random_4k.csv", 120, "--iodepth 8");
     EXPECT_EQ(deep["iodepth"], 8);
     EXPECT_LT(deep["span_ns"].get<double>(), one["span_ns"].get<double>() / 2);
-    const json dio = expect_replayed("direct-io", "traces/block/mixed_sizes.csv", 60, "--iodepth 8");
+    const json dio =
+        expect_replayed("direct-io", "traces/block/mixed_sizes.csv", 60, "--iodepth 8");
     EXPECT_EQ(dio["iodepth"], 8);
 }
 #endif
