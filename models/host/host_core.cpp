@@ -1,5 +1,7 @@
 #include "host/host_core.hpp"
 
+#include <cmath>
+
 #include <sstream>
 
 #include "core/error.hpp"
@@ -121,10 +123,15 @@ void HostCore::wait_for(const sc_core::sc_event& e) {
     wait(e);
 }
 
-void HostCore::wait_line(uint64_t va) {
+void HostCore::wait_line(uint64_t va, double max_ns) {
     cache_->monitor(translate(va, "wait_line").pa);
     sync();  // a write (or an event) while the core catches up clears the watch: no sleep then
-    if (!cache_->monitor_cleared() && !event_sent_) wait(cache_->monitor_event() | sev_);
+    if (!cache_->monitor_cleared() && !event_sent_ && max_ns > 0) {
+        if (std::isfinite(max_ns))
+            wait(sc_time(max_ns, SC_NS), cache_->monitor_event() | sev_);
+        else
+            wait(cache_->monitor_event() | sev_);
+    }
     event_sent_ = false;
 }
 

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -111,8 +112,9 @@ class HostCore : public sc_core::sc_module {
     // core's caches) or a program sends an event (send_event(), Arm's SEV). Returns at once when
     // the core does not hold the line (load it first: the poll that found nothing did) or an
     // event came since the last wait. It costs no simulated time of its own: a polling loop
-    // put to sleep charges what its polls would have cost (sw::Hre::wait_change).
-    void wait_line(uint64_t va);
+    // put to sleep charges what its polls would have cost (sw::Hre::wait_change). It sleeps at
+    // most `max_ns`.
+    void wait_line(uint64_t va, double max_ns = std::numeric_limits<double>::infinity());
     void send_event();
 
     uint64_t mmap(uint64_t bytes, uint64_t page_bytes = kPage4K);

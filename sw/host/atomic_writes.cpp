@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <optional>
 
 #include "sw/firmware/apps/atomic_writes_abi.h"
@@ -157,7 +158,14 @@ void AtomicWrites::run(uint32_t tx, uint16_t handler, const std::vector<Rpc>& rp
             progress = true;
         }
         if (!pending) break;
-        if (!progress) hre_.idle();
+        if (!progress) {
+            // Asleep until a response, or until the first queue's retry pause is over.
+            double until = std::numeric_limits<double>::infinity();
+            for (const auto& [spu, q] : queues)
+                if (!q.busy && !q.todo.empty() && q.not_before_ns > hre_.now_ns())
+                    until = std::min(until, q.not_before_ns);
+            hre_.idle(until);
+        }
     }
     if (bad != AW_OK) fail(tx, bad_spu, handler_name(handler), bad);
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <map>
 
 #include "core/trace.hpp"
@@ -263,8 +264,16 @@ void BlockIo::wait(uint64_t id) {
         if (!transfers_.count(id))
             throw host::HostFault("block I/O app " + std::to_string(app_) + ": no transfer " +
                                   std::to_string(id) + " to wait for");
-        if (!progress()) hre_.idle();
+        if (!progress()) hre_.idle(next_attempt_ns());
     }
+}
+
+double BlockIo::next_attempt_ns() const {
+    if (!todo_.empty()) {
+        const double t = pieces_.at(todo_.front()).not_before_ns;
+        if (t > hre_.now_ns()) return t;
+    }
+    return std::numeric_limits<double>::infinity();
 }
 
 double BlockIo::backoff_ns(uint64_t offset, uint32_t attempts) const {

@@ -109,6 +109,9 @@ class BlockIo {
     };
     // A finished transfer, in the order they finished (none: nullopt).
     std::optional<Completion> reap();
+    // When a dropped piece's back-off ends (a caller idling must wake then), if one is waiting
+    // for it; else infinity.
+    double next_attempt_ns() const;
     // Transfers submitted and not yet reaped.
     size_t pending() const { return transfers_.size(); }
     // Progresses (idling while nothing moves) until transfer `id` finished; reaps it and throws

@@ -34,7 +34,7 @@ Hre::Response call_with_data(Hre& hre, uint8_t node, uint16_t rpc_id, const void
         }
         if (!rpc_retryable(*r, tries)) return *r;
         const double until = hre.now_ns() + rpc_retry_pause_ns(tries);
-        while (hre.now_ns() < until) hre.idle();
+        while (hre.now_ns() < until) hre.idle(until);
     }
 }
 

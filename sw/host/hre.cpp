@@ -209,8 +209,8 @@ void Hre::release(const Request& r) {
         publish_head(HRE_DOORBELL_RX_HEAD, rx_consumed_, HRE_SHADOW_RX_HEAD, rx_consumed_);
 }
 
-void Hre::idle() {
-    if (!ep_.interrupts) return cpu_.compute_ns(cfg_.poll_gap_ns);
+void Hre::idle(double until_ns) {
+    if (!ep_.interrupts) return wait_change(cfg_.poll_gap_ns, until_ns);
     host::MsiController& msi = *ep_.device.msi;
     if (msi.count(ep_.qp) == irqs_seen_) {
         cpu_.wait_for(msi.event(ep_.qp));
@@ -219,10 +219,13 @@ void Hre::idle() {
     irqs_seen_ = msi.count(ep_.qp);
 }
 
-void Hre::wait_change(double period_ns) {
+void Hre::wait_change(double period_ns, double until_ns) {
     const double t0 = cpu_.now_ns();
-    cpu_.wait_line(ep_.window_va + ep_.layout.cq_offset() +
-                   uint64_t(cq_head_) * HRE_CQ_ENTRY_BYTES);
+    // Within a period of the deadline a poll gap is all there is to wait.
+    if (until_ns > t0 + period_ns)
+        cpu_.wait_line(
+            ep_.window_va + ep_.layout.cq_offset() + uint64_t(cq_head_) * HRE_CQ_ENTRY_BYTES,
+            until_ns - t0);
     const double t = cpu_.now_ns();
     const double polls = std::max(1.0, std::ceil((t - t0) / period_ns));
     cpu_.compute_ns(t0 + polls * period_ns - t);

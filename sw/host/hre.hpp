@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <optional>
 #include <vector>
@@ -93,15 +94,18 @@ class Hre {
     void release(const Request& r);
     // Answers an SPU's request (RPCSendResponse).
     void respond(const Request& r, uint32_t result);
-    // The pause between two empty polls, for callers with their own polling loop: poll_gap_ns,
-    // or with interrupts, sleeping until the queue pair's next MSI unless one came since the
-    // last pause (then the waking costs host.msi.wake_ns).
-    void idle();
+    // The pause between empty polls, for callers with their own polling loop: with interrupts,
+    // sleeping until the queue pair's next MSI unless one came since the last pause (then the
+    // waking costs host.msi.wake_ns); else wait_change(poll_gap_ns, until_ns): asleep until the
+    // completion queue's next entry is written, or `until_ns` (a retry's time), at the moment a
+    // loop polling every poll_gap_ns would have looked.
+    void idle(double until_ns = std::numeric_limits<double>::infinity());
     // A polling loop put to sleep (the core's WFE on the completion queue's next entry): waits,
-    // costing no wall time, until the bridge writes that entry or a program sends the core an
-    // event, then until the moment a loop polling every `period_ns` from now would have looked.
-    // The polls themselves are not made (they would have hit in the core's L1).
-    void wait_change(double period_ns);
+    // costing no wall time, until the bridge writes that entry, a program sends the core an
+    // event or `until_ns` comes, then until the moment a loop polling every `period_ns` from now
+    // would have looked (at least one period). The polls themselves are not made (they would
+    // have hit in the core's L1).
+    void wait_change(double period_ns, double until_ns = std::numeric_limits<double>::infinity());
     // The calling core's simulated time, in ns.
     double now_ns() const;
 

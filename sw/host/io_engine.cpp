@@ -83,7 +83,7 @@ std::vector<IoEngine::Done> IoEngine::reap(size_t min) {
         // MSI; with several, an MSI of one would not wake the wait on another).
         if (moved) continue;
         if (queues_.size() == 1)
-            queues_.front().hre->idle();
+            queues_.front().hre->idle(queues_.front().io->next_attempt_ns());
         else
             cpu_.compute_ns(HreConfig().poll_gap_ns);
     }
