@@ -1,0 +1,94 @@
+// bench_storage (#26): 4 KiB random reads and writes at queue depth 32, 100,000 I/Os each, with
+// the firmware in the loop: `canopy fio` on the shipped job files (traces/fio/), each run as its
+// own process (SystemC elaborates once per process). Prints requests per wall second of the
+// whole command (boot included) and the process's peak RSS, as
+//   randread: N req/s
+//   randwrite: N req/s
+// with the targets beside them (>= 10,000 and >= 5,000 req/s, RSS < 1 GiB). docs/storage.md
+// compares them with MQSim on the same workload.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Result {
+    double wall_s = 0;
+    long rss_kib = 0;
+    int status = -1;
+    uint64_t ios = 0;
+};
+
+Result run(const std::string& job, const std::string& out) {
+    const std::string canopy = std::string(CANOPY_BINARY_DIR) + "/canopy";
+    const std::string job_file = std::string(CANOPY_SOURCE_DIR) + "/traces/fio/" + job + ".fio";
+    std::filesystem::remove_all(out);
+    Result r;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::fflush(stdout);  // else the child would print what is buffered again
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const std::string log = out + ".log";
+        std::freopen(log.c_str(), "w", stdout);
+        execl(canopy.c_str(), "canopy", "fio", job_file.c_str(), "--quiet", "--out", out.c_str(),
+              static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    int status = 0;
+    rusage ru{};
+    wait4(pid, &status, 0, &ru);
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.rss_kib = ru.ru_maxrss;
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream f(out + "/fio.json");
+    if (f) {
+        const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+        if (j.is_object())
+            for (const auto& job_json : j["jobs"])
+                for (const char* d : {"read", "write"})
+                    r.ios += job_json[d]["total_ios"].get<uint64_t>();
+    }
+    return r;
+}
+
+}  // namespace
+
+int main() {
+    struct Case {
+        const char* job;
+        const char* label;
+        double target_rps;
+    };
+    const std::vector<Case> cases = {{"randread-qd32", "randread", 10000},
+                                     {"randwrite-qd32", "randwrite", 5000}};
+    const std::string scratch = std::string(CANOPY_BINARY_DIR) + "/bench-storage";
+    std::filesystem::create_directories(scratch);
+    bool ok = true;
+    for (const Case& c : cases) {
+        const Result r = run(c.job, scratch + "/" + c.label);
+        if (r.status != 0 || r.ios == 0) {
+            std::printf("%s: FAILED (canopy fio exit %d; %s/%s.log)\n", c.label, r.status,
+                        scratch.c_str(), c.label);
+            ok = false;
+            continue;
+        }
+        const double rps = double(r.ios) / r.wall_s;
+        const double rss_mib = double(r.rss_kib) / 1024.0;
+        std::printf("%s: %.0f req/s\n", c.label, rps);
+        std::printf(
+            "  %llu I/Os in %.2f s wall (boot included), peak RSS %.0f MiB; targets: "
+            ">= %.0f req/s %s, RSS < 1024 MiB %s\n",
+            (unsigned long long)r.ios, r.wall_s, rss_mib, c.target_rps,
+            rps >= c.target_rps ? "met" : "NOT MET", rss_mib < 1024 ? "met" : "NOT MET");
+    }
+    return ok ? 0 : 1;
+}
