@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/trace.hpp"
 #include "experiments/registry.hpp"
+#include "platform/debugger.hpp"
 #include "platform/iss_machine.hpp"
 #include "platform/platform_config.hpp"
 #include "platform/register_maps.hpp"
@@ -413,6 +414,9 @@ int sc_main(int argc, char* argv[]) {
         return 2;
     } catch (const sc_core::sc_report& e) {
         std::cerr << "canopy: simulation error: " << e.what() << "\n";
+        return 1;
+    } catch (const platform::DebuggerKilled& e) {
+        std::cerr << "canopy: " << e.what() << "\n";
         return 1;
     } catch (const std::exception& e) {
         std::cerr << "canopy: internal error: " << e.what() << "\n";

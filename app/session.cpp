@@ -43,7 +43,7 @@ sc_core::sc_time SessionOutputs::simulate(const std::function<bool()>& done,
                          "matches no module that logs (the names are the modules', dotted: "
                          "'device.ssd.spu*', 'device.ssd.flash0')");
     core::Progress progress(!opt_.quiet);
-    const sc_core::sc_time slice(100, sc_core::SC_US);
+    const sc_core::sc_time slice(platform::Platform::kSliceUs, sc_core::SC_US);
     auto finished = [&] {
         if (sc_core::sc_get_status() == sc_core::SC_STOPPED || (done && done())) return true;
         if (sc_core::sc_pending_activity()) return false;

@@ -667,7 +667,7 @@ json run(PlatformConfig cfg, const std::vector<std::string>& names) {
         }
         done = true;
     });
-    sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_SEC));
+    platform.simulate(sc_core::sc_time(10, sc_core::SC_SEC));  // GDB's Ctrl-C between slices
     if (!done)
         throw std::runtime_error("flashcosmos on the platform: the host program did not finish: " +
                                  platform.host.first_fault());
@@ -718,7 +718,9 @@ Experiment flashcosmos_experiment() {
                     for (ExpRow& r : flashcosmos_platform_rows(o)) rows.push_back(std::move(r));
                 return rows;
             },
-            flashcosmos_workloads(), flashcosmos_machine, true};
+            flashcosmos_workloads(),
+            flashcosmos_machine,
+            true};
 }
 
 }  // namespace canopy::experiments

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "platform/debugger.hpp"
 
 namespace canopy::experiments {
 
@@ -26,6 +27,8 @@ nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
             out = nlohmann::json{{"error", e.what()},
                                  {"input_error", {e.input(), e.place(), e.message()}}}
                       .dump();
+        } catch (const platform::DebuggerKilled& e) {  // as itself: the experiment ends
+            out = nlohmann::json{{"error", e.what()}, {"killed", true}}.dump();
         } catch (const std::exception& e) {
             out = nlohmann::json{{"error", e.what()}}.dump();
         }
@@ -52,6 +55,7 @@ nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
         const auto& e = j["input_error"];
         throw InputError(e[0].get<std::string>(), e[1].get<std::string>(), e[2].get<std::string>());
     }
+    if (j.contains("killed")) throw platform::DebuggerKilled(j["error"].get<std::string>());
     if (j.contains("error")) throw std::runtime_error(j["error"].get<std::string>());
     return j["result"];
 }

@@ -127,7 +127,7 @@ json tpcb_run(PlatformConfig cfg, bool wal, unsigned threads, unsigned per_threa
             ++finished;
         });
     }
-    sc_core::sc_start();
+    m.platform->simulate();  // GDB's Ctrl-C is heard between slices
     if (finished != threads)
         throw std::runtime_error("willow-apps: " + m.platform->host.first_fault());
     return {{"tps", double(threads * per_thread) / span.ns() * 1e9}};

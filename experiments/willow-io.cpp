@@ -71,7 +71,7 @@ json bandwidth_run(bool quick, const PlatformConfig& cfg) {
             if (++finished == kThreads) after = m.stack->store_stats(cpu);
         });
     }
-    sc_core::sc_start();
+    m.platform->simulate();  // GDB's Ctrl-C is heard between slices
     if (finished != kThreads)
         throw std::runtime_error("willow-io: " + m.platform->host.first_fault());
     const double bytes = double(per_thread) * kThreads;
@@ -124,7 +124,7 @@ json small_run(bool quick, const PlatformConfig& cfg) {
             ++finished;
         });
     }
-    sc_core::sc_start();
+    m.platform->simulate();  // GDB's Ctrl-C is heard between slices
     if (finished != kThreads)
         throw std::runtime_error("willow-io: " + m.platform->host.first_fault());
     return {{"read_ratio", fs_read.ns() / dio_read.ns()},

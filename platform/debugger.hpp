@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,13 @@
 #include "platform/platform_config.hpp"
 
 namespace canopy::platform {
+
+// Thrown by Platform::simulate when GDB killed the machine (`kill`): whatever ran it (an
+// experiment building one machine after another) ends there; `canopy` exits 1 saying so.
+class DebuggerKilled : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
 
 class Debugger {
   public:

@@ -48,6 +48,33 @@ Platform::Platform(const PlatformConfig& cfg, core::Services& services)
     }
 }
 
+void Platform::simulate(const sc_core::sc_time& duration) {
+    const bool bounded = duration != sc_core::SC_ZERO_TIME;
+    if (!debugger) return bounded ? sc_core::sc_start(duration) : sc_core::sc_start();
+    const sc_core::sc_time end = sc_core::sc_time_stamp() + duration,
+                           slice(kSliceUs, sc_core::SC_US);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    while (sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_pending_activity()) {
+        debugger->poll();
+        if (sc_core::sc_get_status() == sc_core::SC_STOPPED) break;  // killed
+        if (!bounded) {
+            sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
+            continue;
+        }
+        if (sc_core::sc_time_stamp() >= end) break;
+        const sc_core::sc_time left = end - sc_core::sc_time_stamp();
+        sc_core::sc_start(left < slice ? left : slice);
+    }
+    if (debugger->killed())
+        throw DebuggerKilled("killed by the debugger at " +
+                             std::to_string(core::ns_of(sc_core::sc_time_stamp()) / 1e6) +
+                             " ms simulated; the run did not finish");
+    // sc_start(duration) ends at the duration's end even when nothing is left to do.
+    if (bounded && sc_core::sc_get_status() != sc_core::SC_STOPPED &&
+        sc_core::sc_time_stamp() < end)
+        sc_core::sc_start(end - sc_core::sc_time_stamp());
+}
+
 sw::WillowDevice Platform::willow_device(bool interrupts) {
     sw::WillowDevice d = device.willow_device();
     if (interrupts) d.msi = &host.msi;

@@ -32,6 +32,14 @@ class Platform {
     // MSIs reach HREs through host.msi.
     sw::WillowDevice willow_device(bool interrupts);
 
+    // sc_start() (or, with a duration, sc_start(duration)) for a machine that may be under GDB:
+    // with a debugger the kernel runs in slices of kSlice simulated, and the debugger is served
+    // between them, outside every SystemC process, so that GDB's interrupt (Ctrl-C) stops the
+    // platform; starved slices end at the last activity, so the run ends when and where
+    // sc_start() would have. Without a debugger, sc_start() itself.
+    void simulate(const sc_core::sc_time& duration = sc_core::SC_ZERO_TIME);
+    static constexpr double kSliceUs = 100;
+
     const PlatformConfig cfg;  // what it was built from
     HostComplex host;
     link::PcieLink link;

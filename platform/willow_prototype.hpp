@@ -70,7 +70,7 @@ struct PrototypeMachine {
                                          body(cpu);
                                          done = true;
                                      });
-        sc_core::sc_start();
+        platform->simulate();
         if (!done) throw std::runtime_error(who + ": " + platform->host.first_fault());
     }
     // Bytes per ns (GB/s) one direction of the link carries, encoding included.

@@ -273,6 +273,31 @@ TEST(PlatformGdb, InterruptARunningTargetThenKill) {
     EXPECT_EQ(err.find("went idle"), std::string::npos) << err;
 }
 
+// An experiment's machine under GDB hears Ctrl-C too: it runs in slices with the debugger
+// served between them (Platform::simulate), as `canopy run` does.
+TEST(PlatformGdb, InterruptAnExperimentsMachineThenKill) {
+    auto d = scratch("gdb-exp-interrupt");
+    Background exp("exp willow-io --quick --gdb 0 --quiet --out " + d, d);
+    const int port = exp.port(30);
+    ASSERT_GT(port, 0) << read_text(exp.err);
+    Rsp gdb(port);
+    ASSERT_TRUE(gdb.ok());
+    gdb.send_packet("?");
+    EXPECT_EQ(gdb.reply().rfind("T02", 0), 0u);  // halted at reset
+    gdb.send_packet("c");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    gdb.send_raw("\x03");
+    EXPECT_EQ(gdb.reply().rfind("T02", 0), 0u);  // stopped by the interrupt, mid-experiment
+    gdb.send_packet("qfThreadInfo");
+    EXPECT_EQ(gdb.reply().rfind("m", 0), 0u);  // every SPU a thread
+    gdb.send_packet("k");
+    EXPECT_EQ(exp.wait_exit(60), 1) << read_text(exp.err);
+    // Said as what happened; the experiment builds no further machine.
+    const std::string err = read_text(exp.err);
+    EXPECT_NE(err.find("canopy: killed by the debugger at "), std::string::npos) << err;
+    EXPECT_EQ(err.find("internal error"), std::string::npos) << err;
+}
+
 // One debugger at a time; a packet past the advertised PacketSize ends that connection (and
 // the program runs on, as after a detach) instead of growing without bound.
 TEST(PlatformGdb, ASecondDebuggerIsRefusedAndAnOversizedPacketDropsTheConnection) {
