@@ -152,9 +152,9 @@ void BlockReplay::wait_until_due(host::HostCore& cpu, const sw::BlockRequest& r)
 }
 
 void BlockReplay::run_async(host::HostCore& cpu, sw::DirectIo* dio, int fd) {
-    sw::IoEngineConfig ec;
-    ec.iodepth = cfg_.iodepth;
-    ec.submit_ns = dio ? 0.0 : stack_.driver.config().syscall_ns;
+    const sw::IoEngineConfig ec =
+        dio ? sw::IoEngineConfig::direct_io(cfg_.iodepth)
+            : sw::IoEngineConfig::base_io(cfg_.iodepth, stack_.driver.config());
     sw::IoEngine engine(cpu, stack_.driver, !dio,
                         dio ? stack_.cfg.direct_io_app : stack_.cfg.base_io_app,
                         stack_.kernel.geometry(), ec);

@@ -156,9 +156,9 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
         dio = stack_.direct_io(cpu);
         fd = dio->open(path, O_RDWR);
     }
-    sw::IoEngineConfig ec;
-    ec.iodepth = j.iodepth;
-    ec.submit_ns = j.direct_io ? 0.0 : stack_.driver.config().syscall_ns;
+    const sw::IoEngineConfig ec =
+        j.direct_io ? sw::IoEngineConfig::direct_io(j.iodepth)
+                    : sw::IoEngineConfig::base_io(j.iodepth, stack_.driver.config());
     sw::IoEngine engine(cpu, stack_.driver, !j.direct_io,
                         j.direct_io ? stack_.cfg.direct_io_app : stack_.cfg.base_io_app,
                         stack_.kernel.geometry(), ec);

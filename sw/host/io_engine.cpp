@@ -3,6 +3,7 @@
 #include "sw/host/io_engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace canopy::sw {
 
@@ -41,21 +42,32 @@ uint64_t IoEngine::submit(bool write, const std::vector<DeviceRange>& ranges, ui
     io.write = write;
     io.queue = q;
     io.submit_ns = cpu_.now_ns();
-    std::vector<uint64_t> transfers;
-    for (const DeviceRange& r : ranges) {
-        transfers.push_back(write ? queues_[q].io->submit_write(r.device, buf + r.at, r.bytes)
-                                  : queues_[q].io->submit_read(r.device, buf + r.at, r.bytes));
-        io.bytes += r.bytes;
-    }
-    io.transfers = uint32_t(transfers.size());
-    if (transfers.empty()) {  // nothing to move: done at once
+    io.ranges = ranges;
+    io.attempts.assign(ranges.size(), 0);
+    io.buf = buf;
+    for (const DeviceRange& r : ranges) io.bytes += r.bytes;
+    if (ranges.empty()) {  // nothing to move: done at once
         done_.push_back({id, write, 0, io.submit_ns, io.submit_ns, ""});
         return id;
     }
-    for (uint64_t t : transfers) transfer_io_[{q, t}] = id;
+    // All or nothing: a range outside the device throws before any is sent.
+    const uint64_t device = queues_[q].io->geometry().device_bytes();
+    for (const DeviceRange& r : ranges)
+        if (r.device > device || r.bytes > device - r.device)
+            throw host::HostFault("I/O engine: " + std::to_string(r.bytes) +
+                                  " B at device offset " + std::to_string(r.device) +
+                                  " lie outside the " + std::to_string(device) + " B device");
+    for (size_t i = 0; i < ranges.size(); ++i)
+        transfer_io_[{q, send(q, write, ranges[i], buf)}] = {id, i};
+    io.transfers = uint32_t(ranges.size());
     ++queues_[q].ios, ++in_flight_;
-    ios_[id] = io;
+    ios_[id] = std::move(io);
     return id;
+}
+
+uint64_t IoEngine::send(size_t q, bool write, const DeviceRange& r, uint8_t* buf) {
+    return write ? queues_[q].io->submit_write(r.device, buf + r.at, r.bytes)
+                 : queues_[q].io->submit_read(r.device, buf + r.at, r.bytes);
 }
 
 std::vector<IoEngine::Done> IoEngine::reap(size_t min) {
@@ -68,9 +80,17 @@ std::vector<IoEngine::Done> IoEngine::reap(size_t min) {
             while (auto c = io.reap()) {
                 moved = true;
                 const auto t = transfer_io_.find({q, c->id});
-                const uint64_t id = t->second;
+                const auto [id, range] = t->second;
                 transfer_io_.erase(t);
                 Io& i = ios_.at(id);
+                const bool refused = c->error.find("SPU_OS_E_PERMISSION") != std::string::npos;
+                if (refused && i.attempts[range] < cfg_.permission_retries) {
+                    // The kernel's notice thread grants it again meanwhile.
+                    cpu_.compute_ns(std::ldexp(cfg_.retry_pause_ns, int(i.attempts[range]++)));
+                    ++retried_;
+                    transfer_io_[{q, send(q, i.write, i.ranges[range], i.buf)}] = {id, range};
+                    continue;
+                }
                 if (i.error.empty()) i.error = c->error;
                 if (--i.transfers) continue;
                 done_.push_back({id, i.write, i.bytes, i.submit_ns, cpu_.now_ns(), i.error});

@@ -17,6 +17,7 @@
 
 #include "sw/host/block_io.hpp"
 #include "sw/host/hre.hpp"
+#include "sw/host/lib_direct_io.hpp"
 #include "sw/host/willow_driver.hpp"
 
 namespace canopy::sw {
@@ -28,6 +29,27 @@ struct IoEngineConfig {
     uint32_t per_queue = 32;
     double submit_ns = 0;  // per submission: a system call (WillowDriverConfig::syscall_ns) or 0
     BlockIoConfig block;   // max_outstanding is per_queue
+    // Direct-IO: a range SPU-OS refuses with SPU_OS_E_PERMISSION (an evicted permission entry)
+    // is sent again after a pause, doubling, up to this many times, while the kernel's notice
+    // thread grants it again (as libDirectIO's DirectIoConfig::retries; the engine's core
+    // pauses, as the library's does).
+    uint32_t permission_retries = 0;
+    double retry_pause_ns = 2000;
+    // The engine on each path: Base-IO's kernel HREs (a system call per submission), or the
+    // process's own HREs with libDirectIO's permission-miss retries.
+    static IoEngineConfig base_io(uint32_t iodepth, const WillowDriverConfig& driver) {
+        IoEngineConfig c;
+        c.iodepth = iodepth;
+        c.submit_ns = driver.syscall_ns;
+        return c;
+    }
+    static IoEngineConfig direct_io(uint32_t iodepth, const DirectIoConfig& dio = {}) {
+        IoEngineConfig c;
+        c.iodepth = iodepth;
+        c.permission_retries = dio.retries;
+        c.retry_pause_ns = dio.retry_pause_ns;
+        return c;
+    }
     static constexpr uint32_t kMaxIodepth = 1024;
 };
 
@@ -59,6 +81,7 @@ class IoEngine {
     std::vector<Done> reap(size_t min);
     size_t in_flight() const { return in_flight_; }
     size_t queues() const { return queues_.size(); }
+    uint64_t retried() const { return retried_; }  // ranges sent again after a permission miss
     // Closes the engine's HREs (before the program ends; the destructor cannot, it has no core).
     void close();
 
@@ -76,14 +99,20 @@ class IoEngine {
         uint32_t transfers = 0;  // not yet finished
         double submit_ns = 0;
         std::string error;
+        std::vector<DeviceRange> ranges;
+        std::vector<uint32_t> attempts;  // per range: permission retries so far
+        uint8_t* buf = nullptr;
     };
+    uint64_t send(size_t queue, bool write, const DeviceRange& r, uint8_t* buf);
 
     host::HostCore& cpu_;
     WillowDriver& driver_;
     IoEngineConfig cfg_;
     std::vector<Queue> queues_;
-    std::map<uint64_t, Io> ios_;                                   // in flight, by id
-    std::map<std::pair<size_t, uint64_t>, uint64_t> transfer_io_;  // (queue, transfer) -> I/O
+    std::map<uint64_t, Io> ios_;  // in flight, by id
+    // (queue, transfer) -> (I/O, its range)
+    std::map<std::pair<size_t, uint64_t>, std::pair<uint64_t, size_t>> transfer_io_;
+    uint64_t retried_ = 0;
     std::vector<Done> done_;
     uint64_t next_id_ = 1;
     size_t in_flight_ = 0;

@@ -24,6 +24,7 @@
 #include "platform/willow_stack.hpp"
 #include "sw/firmware/apps/block_io_abi.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
+#include "sw/host/io_engine.hpp"
 #include "sw/host/lib_direct_io.hpp"
 #include "tests/platform/willow_machine.hpp"
 
@@ -310,6 +311,58 @@ TEST(PlatformDirectIo, APermissionMissIsResolvedByTheKernelThreadAndTheReadRetri
         EXPECT_LE(uint64_t(n.words[3]) + n.words[4], uint64_t(lost.nvm) + lost.bytes);
         EXPECT_EQ(n.words[5], SPU_OS_PERM_READ);
     }
+}
+
+// (c) through the asynchronous engine (sw/host/io_engine, `canopy fio` and `replay --iodepth`
+// on Direct-IO): eight 4 KiB reads in flight over the process's own HRE, one of them on the SPU
+// whose entry went; the refused range is sent again after the kernel thread's grant, and every
+// byte comes back as written (by libDirectIO, synchronously, before).
+TEST(PlatformDirectIo, TheAsyncEngineRetriesAPermissionMissAndReadsEveryByte) {
+    constexpr unsigned kLoser = 1;
+    DirectIoMachine m;
+    auto& user = m.user("user");
+    constexpr uint64_t kFile = 8 * kBlock;
+    uint32_t ino = 0;
+    m.run_kernel(
+        [&](host::HostCore& cpu) { ino = m.fs->create(cpu, "/log", kFile, user.pid, 0600); });
+    const std::vector<uint8_t> data = pattern(kFile, 9);
+    std::vector<uint8_t> got(kFile, 0);
+    bool done = false;
+    uint64_t retried = 0, max_in_flight = 0;
+    std::string errors;
+    m.core(1).run(user, [&](host::HostCore& cpu) {
+        wait_for(cpu, m.ready);
+        sw::DirectIo dio(cpu, *m.driver, *m.module, kDirectIo);
+        const int fd = dio.open("/log", O_RDWR);
+        EXPECT_EQ(dio.pwrite(fd, data.data(), kFile, 0), kFile);
+        sw::WillowApps& apps = *m.hres->on(cpu).apps;
+        for (const sw::FileExtent& e : m.fs->inode(ino).extents)
+            for (const sw::NvmRange& r : sw::nvm_ranges(m.geometry(), e.device_offset, e.bytes))
+                if (r.spu == kLoser) apps.revoke(user.pid, r.nvm, {kLoser});
+        sw::IoEngine engine(cpu, *m.driver, /*kernel=*/false, kDirectIo, m.geometry(),
+                            sw::IoEngineConfig::direct_io(8));
+        for (uint64_t at = 0; at < kFile; at += kBlock) {
+            engine.submit(false, dio.ranges(fd, at, kBlock, SPU_OS_PERM_READ), got.data() + at);
+            max_in_flight = std::max<uint64_t>(max_in_flight, engine.in_flight());
+        }
+        for (size_t left = kFile / kBlock; left;)
+            for (const sw::IoEngine::Done& d : engine.reap(1)) {
+                errors += d.error;
+                --left;
+            }
+        retried = engine.retried();
+        engine.close();
+        dio.close(fd);
+        done = true;
+        m.halt();
+    });
+    m.finish();
+    ASSERT_TRUE(done);
+    EXPECT_EQ(errors, "");
+    EXPECT_EQ(max_in_flight, 8u);
+    EXPECT_EQ(got, data);
+    EXPECT_GE(retried, 1u);
+    EXPECT_GE(m.module->stats().regranted, 1u);
 }
 
 // (c, for real) SPU-OS's table is full: another process's grants push the user's entry out
