@@ -342,8 +342,15 @@ void PcieBridge::deliver_engine() {
         bool did = false;
         while (ni_.has_response()) deliver_response(), did = true;
         while (ni_.has_request()) deliver_request(), did = true;
-        for (uint32_t qp = 0; qp < cfg_.queue_pairs; ++qp)
+        // The queue pairs with completions to write, in ascending order; one that gets some
+        // while an earlier one's are written (the DMA waits) is taken in this pass if it comes
+        // later, in the next otherwise.
+        for (auto it = with_pending_.begin(); it != with_pending_.end();) {
+            const uint32_t qp = *it;
             if (!qps_[qp].pending.empty()) flush_completions(qp);
+            if (qps_[qp].pending.empty()) with_pending_.erase(qp);
+            it = with_pending_.upper_bound(qp);
+        }
         if (did) work_.notify(SC_ZERO_TIME);  // responses freed slots for the fetch engine
         if (!did) wait(work_ | ni_.arrival_event());
     }
@@ -548,6 +555,7 @@ void PcieBridge::deliver_request() {
 
 void PcieBridge::complete(uint32_t qp, const hre_cq_entry& e) {
     qps_[qp].pending.push_back(e);
+    with_pending_.insert(qp);
     work_.notify(SC_ZERO_TIME);  // the deliver engine writes it
 }
 

@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <set>
 #include <string>
 #include <systemc>
 #include <tlm>
@@ -161,7 +162,8 @@ class PcieBridge : public sc_core::sc_module {
     uint16_t next_tag_ = 0;
     std::deque<uint32_t> ready_;  // queue pairs with unfetched entries, in doorbell order
     std::vector<bool> queued_;
-    sc_core::sc_event work_;  // doorbells, freed response slots, completions to write
+    std::set<uint32_t> with_pending_;  // queue pairs whose `pending` may hold completions
+    sc_core::sc_event work_;           // doorbells, freed response slots, completions to write
     std::function<void(unsigned, const sc_core::sc_time&)> irq_;
     core::Counter &fetched_, &completions_, &requests_up_, &nacked_, &refused_, &bad_doorbells_;
     core::Distribution& in_flight_;
