@@ -415,9 +415,6 @@ int sc_main(int argc, char* argv[]) {
     } catch (const sc_core::sc_report& e) {
         std::cerr << "canopy: simulation error: " << e.what() << "\n";
         return 1;
-    } catch (const platform::DebuggerKilled& e) {
-        std::cerr << "canopy: " << e.what() << "\n";
-        return 1;
     } catch (const std::exception& e) {
         std::cerr << "canopy: internal error: " << e.what() << "\n";
         return 1;

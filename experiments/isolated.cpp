@@ -20,6 +20,19 @@ nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
     if (pid < 0) throw std::runtime_error("run_isolated: fork failed");
     if (pid == 0) {
         close(fds[0]);
+        // A kill by GDB goes back to the parent as the result, without unwinding here.
+        auto send = [&](const std::string& out) {
+            for (size_t done = 0; done < out.size();) {
+                const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
+                if (n <= 0) break;
+                done += size_t(n);
+            }
+            std::fflush(nullptr);
+            _exit(0);
+        };
+        platform::killed_handler() = [&](const std::string& why) {
+            send(nlohmann::json{{"error", why}, {"killed", true}}.dump());
+        };
         std::string out;
         try {
             out = nlohmann::json{{"result", f()}}.dump();
@@ -27,18 +40,10 @@ nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
             out = nlohmann::json{{"error", e.what()},
                                  {"input_error", {e.input(), e.place(), e.message()}}}
                       .dump();
-        } catch (const platform::DebuggerKilled& e) {  // as itself: the experiment ends
-            out = nlohmann::json{{"error", e.what()}, {"killed", true}}.dump();
         } catch (const std::exception& e) {
             out = nlohmann::json{{"error", e.what()}}.dump();
         }
-        for (size_t done = 0; done < out.size();) {
-            const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
-            if (n <= 0) break;
-            done += size_t(n);
-        }
-        std::fflush(nullptr);
-        _exit(0);
+        send(out);
     }
     close(fds[1]);
     std::string in;
@@ -55,7 +60,7 @@ nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
         const auto& e = j["input_error"];
         throw InputError(e[0].get<std::string>(), e[1].get<std::string>(), e[2].get<std::string>());
     }
-    if (j.contains("killed")) throw platform::DebuggerKilled(j["error"].get<std::string>());
+    if (j.contains("killed")) platform::killed_handler()(j["error"].get<std::string>());
     if (j.contains("error")) throw std::runtime_error(j["error"].get<std::string>());
     return j["result"];
 }

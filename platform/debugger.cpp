@@ -1,9 +1,21 @@
 #include "platform/debugger.hpp"
 
+#include <cstdlib>
+#include <iostream>
+
 #include <filesystem>
 #include <fstream>
 
 namespace canopy::platform {
+
+std::function<void(const std::string&)>& killed_handler() {
+    static std::function<void(const std::string&)> handler = [](const std::string& why) {
+        std::cout.flush();
+        std::cerr << "canopy: " << why << std::endl;
+        std::_Exit(1);
+    };
+    return handler;
+}
 
 Debugger::Debugger(const DebugConfig& cfg, const std::vector<cpu::Rv32Core*>& cores,
                    const std::vector<std::string>& names, const std::string& firmware,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -18,12 +19,13 @@
 
 namespace canopy::platform {
 
-// Thrown by Platform::simulate when GDB killed the machine (`kill`): whatever ran it (an
-// experiment building one machine after another) ends there; `canopy` exits 1 saying so.
-class DebuggerKilled : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
-};
+// A machine GDB killed (`kill`): whatever ran it (an experiment building one machine after
+// another) ends there and `canopy` exits 1 saying so. Platform::simulate calls this handler;
+// by default it says `why` on stderr and ends the process at once: no exception unwinds
+// through a process whose SystemC coroutines ran (AddressSanitizer's stack bookkeeping breaks
+// on it), and nothing after a kill needs to run. run_isolated's child sets its own, which
+// hands the kill to the parent, which then calls its own (the default).
+std::function<void(const std::string& why)>& killed_handler();
 
 class Debugger {
   public:

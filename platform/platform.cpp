@@ -66,9 +66,9 @@ void Platform::simulate(const sc_core::sc_time& duration) {
         sc_core::sc_start(left < slice ? left : slice);
     }
     if (debugger->killed())
-        throw DebuggerKilled("killed by the debugger at " +
-                             std::to_string(core::ns_of(sc_core::sc_time_stamp()) / 1e6) +
-                             " ms simulated; the run did not finish");
+        killed_handler()("killed by the debugger at " +
+                         std::to_string(core::ns_of(sc_core::sc_time_stamp()) / 1e6) +
+                         " ms simulated; the run did not finish");
     // sc_start(duration) ends at the duration's end even when nothing is left to do.
     if (bounded && sc_core::sc_get_status() != sc_core::SC_STOPPED &&
         sc_core::sc_time_stamp() < end)
