@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "core/error.hpp"
-#include "scenarios/latency.hpp"
+#include "scenarios/io_report.hpp"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 #include "sw/host/io_engine.hpp"
 
@@ -220,20 +220,9 @@ json BlockReplay::report() const {
               {"write", direction(done_, true, span_ns)},
               {"write_amplification", nullptr},
               {"gc", nullptr}};
-    if (stack_.on_flash && finished_ == cfg_.threads) {
-        const uint64_t pages = after_.host_writes - before_.host_writes,
-                       programs = after_.programs - before_.programs;
-        const double bytes = r["write"]["bytes"].get<double>();
-        r["write_amplification"] = {
-            {"host_page_writes", pages},
-            {"flash_programs", programs},
-            {"per_page", pages ? double(programs) / double(pages) : 0.0},
-            {"per_byte",
-             bytes > 0 ? double(programs) * platform_.cfg.nand.geometry.page_bytes / bytes : 0.0}};
-        r["gc"] = {{"victims", after_.gc_victims - before_.gc_victims},
-                   {"copies", after_.gc_copies - before_.gc_copies},
-                   {"erases", after_.erases - before_.erases}};
-    }
+    if (stack_.on_flash && finished_ == cfg_.threads)
+        add_flash_report(r, before_, after_, platform_.cfg.nand.geometry.page_bytes,
+                         r["write"]["bytes"].get<double>());
     return r;
 }
 
@@ -247,24 +236,8 @@ void BlockReplay::print(std::ostream& out, const json& r) const {
         out << "  " << folded_ << " requests lie past the " << region_ / kMiB
             << " MiB replayed region and were folded into it\n";
     print_table(out, r);
-    if (r["write_amplification"].is_null()) {
-        out << "  write amplification and GC: not measured ("
-            << (stack_.on_flash ? "the replay did not finish" : "the store is SSD memory") << ")\n";
-    } else {
-        const json& wa = r["write_amplification"];
-        const json& gc = r["gc"];
-        char line[256];
-        std::snprintf(line, sizeof line,
-                      "  flash: %llu pages programmed for %llu page writes (%.2f per page, %.2f "
-                      "bytes per byte written); GC %llu victims, %llu copies, %llu erases\n",
-                      (unsigned long long)wa["flash_programs"].get<uint64_t>(),
-                      (unsigned long long)wa["host_page_writes"].get<uint64_t>(),
-                      wa["per_page"].get<double>(), wa["per_byte"].get<double>(),
-                      (unsigned long long)gc["victims"].get<uint64_t>(),
-                      (unsigned long long)gc["copies"].get<uint64_t>(),
-                      (unsigned long long)gc["erases"].get<uint64_t>());
-        out << line;
-    }
+    print_flash_report(out, r, "  ",
+                       stack_.on_flash ? "the replay did not finish" : "the store is SSD memory");
     if (!fault.empty()) out << "  FAULT: " << fault << "\n";
 }
 

@@ -12,7 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "scenarios/latency.hpp"
+#include "scenarios/io_report.hpp"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 #include "sw/host/io_engine.hpp"
 #include "sw/host/zipf.hpp"
@@ -294,20 +294,10 @@ json FioRun::report() const {
               {"write_amplification", nullptr},
               {"gc", nullptr}};
     if (stack_.on_flash && counted_) {
-        const uint64_t pages = after_.host_writes - before_.host_writes,
-                       programs = after_.programs - before_.programs;
-        uint64_t bytes = 0;
+        double bytes = 0;
         for (const Instance& in : instances_)
-            for (const Sample& s : in.samples) bytes += s.write ? s.bytes : 0;
-        c["write_amplification"] = {
-            {"host_page_writes", pages},
-            {"flash_programs", programs},
-            {"per_byte",
-             bytes ? double(programs) * platform_.cfg.nand.geometry.page_bytes / double(bytes)
-                   : 0.0}};
-        c["gc"] = {{"victims", after_.gc_victims - before_.gc_victims},
-                   {"copies", after_.gc_copies - before_.gc_copies},
-                   {"erases", after_.erases - before_.erases}};
+            for (const Sample& s : in.samples) bytes += s.write ? double(s.bytes) : 0.0;
+        add_flash_report(c, before_, after_, platform_.cfg.nand.geometry.page_bytes, bytes);
     }
     r["canopy"] = c;
     return r;
@@ -352,23 +342,8 @@ void FioRun::print(std::ostream& out, const json& r) const {
             if (n % 4) out << row << "\n";
         }
     }
-    const json& c = r["canopy"];
-    if (c["write_amplification"].is_null()) {
-        out << "flash: write amplification and GC not measured ("
-            << (stack_.on_flash ? "the jobs did not finish" : "the store is SSD memory") << ")\n";
-    } else {
-        std::snprintf(
-            line, sizeof line,
-            "flash: %llu pages programmed for %llu page writes (%.2f bytes per byte "
-            "written); GC %llu victims, %llu copies, %llu erases\n",
-            (unsigned long long)c["write_amplification"]["flash_programs"].get<uint64_t>(),
-            (unsigned long long)c["write_amplification"]["host_page_writes"].get<uint64_t>(),
-            c["write_amplification"]["per_byte"].get<double>(),
-            (unsigned long long)c["gc"]["victims"].get<uint64_t>(),
-            (unsigned long long)c["gc"]["copies"].get<uint64_t>(),
-            (unsigned long long)c["gc"]["erases"].get<uint64_t>());
-        out << line;
-    }
+    print_flash_report(out, r["canopy"], "",
+                       stack_.on_flash ? "the jobs did not finish" : "the store is SSD memory");
 }
 
 }  // namespace canopy::scenarios

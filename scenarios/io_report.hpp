@@ -1,0 +1,67 @@
+// What the storage runs (`canopy replay`, `canopy fio`) report alike: latency percentiles as
+// storage benchmarks give them (nearest rank over every sample, not a histogram's
+// approximation), and the flash store's write amplification and GC between two reads of its
+// counters.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sw/host/willow_apps.hpp"
+
+namespace canopy::scenarios {
+
+// Nearest-rank percentile `p` (0 ... 100) of sorted values; 0 for none.
+inline double percentile(const std::vector<double>& sorted, double p) {
+    if (sorted.empty()) return 0;
+    const size_t rank = size_t(std::ceil(p / 100.0 * double(sorted.size())));
+    return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+// Sets j["write_amplification"] (pages written for the host, pages programmed, per page, bytes
+// programmed per byte written) and j["gc"] (victims, copies, erases) from the store's counters
+// before and after a run that wrote `bytes_written` host bytes.
+inline void add_flash_report(nlohmann::json& j, const sw::StoreStats& before,
+                             const sw::StoreStats& after, uint32_t page_bytes,
+                             double bytes_written) {
+    const uint64_t pages = after.host_writes - before.host_writes,
+                   programs = after.programs - before.programs;
+    j["write_amplification"] = {
+        {"host_page_writes", pages},
+        {"flash_programs", programs},
+        {"per_page", pages ? double(programs) / double(pages) : 0.0},
+        {"per_byte", bytes_written > 0 ? double(programs) * page_bytes / bytes_written : 0.0}};
+    j["gc"] = {{"victims", after.gc_victims - before.gc_victims},
+               {"copies", after.gc_copies - before.gc_copies},
+               {"erases", after.erases - before.erases}};
+}
+
+// One line on what add_flash_report() put in `j`, or why it was not measured (`why_not`).
+inline void print_flash_report(std::ostream& out, const nlohmann::json& j,
+                               const std::string& indent, const std::string& why_not) {
+    if (j["write_amplification"].is_null()) {
+        out << indent << "write amplification and GC: not measured (" << why_not << ")\n";
+        return;
+    }
+    const nlohmann::json& wa = j["write_amplification"];
+    const nlohmann::json& gc = j["gc"];
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "flash: %llu pages programmed for %llu page writes (%.2f per page, %.2f "
+                  "bytes per byte written); GC %llu victims, %llu copies, %llu erases\n",
+                  (unsigned long long)wa["flash_programs"].get<uint64_t>(),
+                  (unsigned long long)wa["host_page_writes"].get<uint64_t>(),
+                  wa["per_page"].get<double>(), wa["per_byte"].get<double>(),
+                  (unsigned long long)gc["victims"].get<uint64_t>(),
+                  (unsigned long long)gc["copies"].get<uint64_t>(),
+                  (unsigned long long)gc["erases"].get<uint64_t>());
+    out << indent << line;
+}
+
+}  // namespace canopy::scenarios
