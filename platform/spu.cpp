@@ -37,8 +37,8 @@ tlm_utils::simple_initiator_socket_tagged<cpu::Router>& Spu::flash_port() {
 }
 
 Spu::Spu(sc_core::sc_module_name name, unsigned index, unsigned spu_count, const SpuConfig& cfg,
-         const ssd::NiConfig& ni_cfg, uint64_t dram_size, core::Services& services,
-         std::ostream& console_transcript, bool flash)
+         const ssd::NiConfig& ni_cfg, uint64_t dram_size, ssd::LocalStore store,
+         core::Services& services, std::ostream& console_transcript, bool flash)
     : sc_module(name),
       map_(memory_map(flash)),
       core("core", cfg.core, services, index),
@@ -49,7 +49,7 @@ Spu::Spu(sc_core::sc_module_name name, unsigned index, unsigned spu_count, const
       clint("clint", services),
       console("console", services, "", console_transcript),
       exit("exit", services),
-      ctl("ctl", core, index, spu_count, flash, services, cfg.ctl),
+      ctl("ctl", core, index, spu_count, flash, store, services, cfg.ctl),
       ni("ni", ni_cfg, services),
       ni_regs("ni_regs", ni, services, cfg.ni_regs),
       dma("dma", SPU_DMEM_BASE, SPU_DMEM_SIZE, dram_size, services, cfg.dma),

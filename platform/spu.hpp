@@ -45,11 +45,13 @@ class Spu : public sc_core::sc_module {
     std::vector<cpu::Router::Mapping> map_;  // before `bus`, which is built from it
 
   public:
-    // SPU `index` of `spu_count`; `dram_size` bounds the DMA's dram port. With `flash`, the bus
-    // has the flash controller window, whose port (flash_port()) the SSD binds.
+    // SPU `index` of `spu_count`; `dram_size` bounds the DMA's dram port, `store` is the SPU's
+    // bank of it. With `flash`, the bus has the flash controller window, whose port
+    // (flash_port()) the SSD binds.
     Spu(sc_core::sc_module_name name, unsigned index, unsigned spu_count, const SpuConfig& cfg,
-        const ssd::NiConfig& ni_cfg, uint64_t dram_size, core::Services& services,
-        std::ostream& console_transcript = core::no_stream(), bool flash = false);
+        const ssd::NiConfig& ni_cfg, uint64_t dram_size, ssd::LocalStore store,
+        core::Services& services, std::ostream& console_transcript = core::no_stream(),
+        bool flash = false);
 
     static std::vector<cpu::Router::Mapping> memory_map(bool flash = false);
     tlm_utils::simple_initiator_socket_tagged<cpu::Router>& flash_port();

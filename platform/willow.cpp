@@ -45,9 +45,10 @@ Willow::Willow(sc_core::sc_module_name name, const WillowConfig& cfg, core::Serv
                              std::to_string(cfg.spus) + "): each SPU needs its local store");
     const unsigned channels = nand ? std::min(nand->geometry.channels, cfg.spus) : 0;
     for (unsigned i = 0; i < cfg.spus; ++i) {
-        spus.push_back(std::make_unique<Spu>(("spu" + std::to_string(i)).c_str(), i, cfg.spus,
-                                             cfg.spu, cfg.ni, dram.size(), services, console_transcript,
-                                             i < channels));
+        spus.push_back(std::make_unique<Spu>(
+            ("spu" + std::to_string(i)).c_str(), i, cfg.spus, cfg.spu, cfg.ni, dram.size(),
+            ssd::LocalStore{i * dram.bank_bytes(), dram.bank_bytes()}, services, console_transcript,
+            i < channels));
         Spu& s = *spus.back();
         ring.attach(ssd::NodeId(i), s.ni);
         s.dma.dram.bind(dram_port.in);

@@ -74,11 +74,15 @@ core::RegisterMap SpuControl::register_map() {
             {"perf_dma_bytes", 0x30, 64, Access::RO, 0, "bytes the DMA controller moved"},
             {"perf_flash_bytes", 0x38, 64, Access::RO, 0,
              "bytes the flash controller moved to or from the SSD's memory"},
+            {"store_base", 0x40, 64, Access::RO, 0,
+             "SSD memory address of this SPU's local store (its bank) [Willow 3.1]"},
+            {"store_bytes", 0x48, 64, Access::RO, 0,
+             "bytes of this SPU's local store: SPU-OS keeps NVM transfers inside it"},
         });
 }
 
 SpuControl::SpuControl(sc_core::sc_module_name name, cpu::Rv32Core& core, unsigned node,
-                       unsigned spu_count, bool flash, core::Services& services,
+                       unsigned spu_count, bool flash, LocalStore store, core::Services& services,
                        const SpuControlConfig& cfg)
     : sc_module(name),
       socket("socket"),
@@ -86,6 +90,8 @@ SpuControl::SpuControl(sc_core::sc_module_name name, cpu::Rv32Core& core, unsign
       bank_("bank", register_map(), services, cfg.bank) {
     socket.bind(bank_.socket);
     bank_.write("id", node | (spu_count << 8) | (spu_count << 16) | (uint32_t(flash) << 24));
+    bank_.write("store_base", store.base);
+    bank_.write("store_bytes", store.bytes);
     for (const char* r : kSegmentRegs)
         bank_.on_write(r, [this](const core::RegisterAccess&) { segments_written(); });
     bank_.on_write("irq_enable", [this](const core::RegisterAccess& a) { update_meip(a.at); });

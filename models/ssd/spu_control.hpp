@@ -35,13 +35,19 @@ struct SpuControlConfig {
     void describe(core::Params& p);  // relative to the caller's scope
 };
 
+// The SPU's local store: its bank of the SSD's memory (ssd/ssd_dram), as the store_* registers
+// tell SPU-OS, which keeps NVM transfers inside it.
+struct LocalStore {
+    uint64_t base = 0, bytes = 0;
+};
+
 class SpuControl : public sc_core::sc_module {
   public:
     tlm::tlm_target_socket<> socket;  // on the SPU's bus at SPU_CTL_BASE
 
     // `flash`: a flash controller sits in the SPU's flash window (the id register says so).
     SpuControl(sc_core::sc_module_name name, cpu::Rv32Core& core, unsigned node, unsigned spu_count,
-               bool flash, core::Services& services,
+               bool flash, LocalStore store, core::Services& services,
                const SpuControlConfig& cfg = SpuControlConfig());
 
     static core::RegisterMap register_map();

@@ -166,6 +166,10 @@ bool DirectIoModule::resolve(WillowApps& apps, const SpuNotice& n) {
         ++stats_.faults;  // the app is disabled; the kernel tells its users (not the module's)
         return false;
     }
+    if (n.denied()) {
+        ++stats_.denied;  // refused already; nothing to resolve (docs/spu_os.md "Protection")
+        return false;
+    }
     ++stats_.misses;
     const uint32_t node = n.words[0], pid = n.words[1], addr = n.words[3], bytes = n.words[4],
                    rights = n.words[5];

@@ -61,6 +61,7 @@ class DirectIoModule {
         uint64_t regranted = 0;   // misses resolved by granting the extent again
         uint64_t unresolved = 0;  // misses no open file explains, or SPU-OS would not take
         uint64_t faults = 0;      // NOTIFY_FAULT notices (app faults) seen
+        uint64_t denied = 0;      // NOTIFY_DENIED notices (accesses SPU-OS refused) seen
     };
 
     DirectIoModule(WillowFs& fs, DirectIoModuleConfig cfg = DirectIoModuleConfig());

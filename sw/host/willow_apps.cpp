@@ -106,6 +106,9 @@ bool SpuNotice::fault() const {
 bool SpuNotice::perm_miss() const {
     return rpc_id == SPU_OS_RPC_ID(SPU_OS_KERNEL_APP, SPU_OS_RPC_NOTIFY_PERM_MISS);
 }
+bool SpuNotice::denied() const {
+    return rpc_id == SPU_OS_RPC_ID(SPU_OS_KERNEL_APP, SPU_OS_RPC_NOTIFY_DENIED);
+}
 
 WillowApps::WillowApps(Hre& kernel, uint32_t spus) : hre_(kernel), spus_(spus), slots_(spus) {
     // Kernel-only RPCs from a user's HRE would all be refused: say so at once.
@@ -341,7 +344,7 @@ SpuNotice WillowApps::notice(const Hre::Request& r) {
     SpuNotice n;
     n.node = r.node;
     n.rpc_id = r.rpc_id;
-    if (!n.fault() && !n.perm_miss())
+    if (!n.fault() && !n.perm_miss() && !n.denied())
         throw host::HostFault("Willow apps: the kernel HRE got RPC " + hex(r.rpc_id) +
                               " from SPU " + std::to_string(r.node) + ", not a SPU-OS notice");
     if (r.payload.size() != n.words.size() * 4)

@@ -69,10 +69,12 @@ struct SpuNotice {
     uint8_t node = 0;  // the SPU that sent it
     uint16_t rpc_id = 0;
     // NOTIFY_FAULT: {node, app, mcause, mtval, mepc, origin};
-    // NOTIFY_PERM_MISS: {node, process, app, addr, length, rights}.
+    // NOTIFY_PERM_MISS: {node, process, app, addr, length, rights};
+    // NOTIFY_DENIED: {node, process, app, what, a, b} (SPU_OS_DENIED_*).
     std::array<uint32_t, 6> words{};
     bool fault() const;
     bool perm_miss() const;
+    bool denied() const;
 };
 
 class WillowApps {

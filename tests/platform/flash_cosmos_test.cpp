@@ -38,15 +38,21 @@ struct FcMachine : StackMachine {
               c.ssd.store.blocks_per_plane = 16;
               c.ssd.store.esp_blocks = 4;
           }) {}
+    using Body = std::function<void(host::HostCore&, sw::FlashCosmos&)>;
     // Runs `body` as a user program with the library on its own HRE.
-    void user(const std::function<void(host::HostCore&, sw::FlashCosmos&)>& body) {
-        StackMachine::user([&](host::HostCore& cpu) {
-            ASSERT_TRUE(stack->has_flash_cosmos());
-            sw::Hre hre(cpu, stack->driver.open(cpu));
-            sw::FlashCosmos fc(cpu, hre, stack->cfg.flash_cosmos_app,
-                               stack->flash_cosmos_geometry());
-            body(cpu, fc);
-        });
+    void user(const Body& body) { users({body}); }
+    // Each body a user program of its own process (StackMachine::users), with its library.
+    void users(const std::vector<Body>& bodies) {
+        std::vector<std::function<void(host::HostCore&)>> programs;
+        for (const Body& body : bodies)
+            programs.push_back([this, &body](host::HostCore& cpu) {
+                ASSERT_TRUE(stack->has_flash_cosmos());
+                sw::Hre hre(cpu, stack->driver.open(cpu));
+                sw::FlashCosmos fc(cpu, hre, stack->cfg.flash_cosmos_app,
+                                   stack->flash_cosmos_geometry());
+                body(cpu, fc);
+            });
+        StackMachine::users(programs);
     }
 };
 
@@ -217,6 +223,41 @@ TEST(FlashCosmos, RefusalsNameTheProblem) {
         EXPECT_EQ(fc.read(sw::FcOp::And, {oa2, ob2}),
                   sw::FlashCosmos::reference(sw::FcOp::And, {a, b}));
     });
+}
+
+// Operands are their writer's (docs/spu_os.md "Protection"): a second, unprivileged process
+// names the first one's operand (the app's groups are one table per SPU, shared by name). SPU-OS
+// refuses its sensing and the release of the blocks, tells the kernel (NOTIFY_DENIED), and the
+// owner computes on its data as before.
+TEST(FlashCosmos, AnotherProcessCanNeitherReadNorReleaseOperands) {
+    FcMachine m;
+    const auto secret = random_vector(kBytes, 5), mask = random_vector(kBytes, 6);
+    sw::FlashCosmos::Operand a, b;
+    bool written = false, attacked = false;
+    m.users({[&](host::HostCore& cpu, sw::FlashCosmos& fc) {
+                 a = fc.write(0, secret.data(), kBytes);
+                 b = fc.write(0, mask.data(), kBytes);
+                 written = true;
+                 wait_for(cpu, attacked);
+                 EXPECT_EQ(fc.read(sw::FcOp::Or, {a}), secret);
+                 EXPECT_EQ(fc.read(sw::FcOp::And, {a, b}),
+                           sw::FlashCosmos::reference(sw::FcOp::And, {secret, mask}));
+             },
+             [&](host::HostCore& cpu, sw::FlashCosmos& fc) {
+                 wait_for(cpu, written);
+                 EXPECT_NE(refusal([&] { fc.read(sw::FcOp::Or, {a}); }).find("SPU_OS_E_PERMISSION"),
+                           std::string::npos);
+                 EXPECT_NE(refusal([&] {
+                               fc.read(sw::FcOp::And, {a, b}, sw::FcSystem::Osp);
+                           }).find("SPU_OS_E_PERMISSION"),
+                           std::string::npos);
+                 EXPECT_NE(refusal([&] { fc.release_all(); }).find("SPU_OS_E_PERMISSION"),
+                           std::string::npos);
+                 attacked = true;
+             }});
+    // Each refusal was reported to the kernel, which has nothing to resolve.
+    EXPECT_GE(m.stack->module.stats().denied, 3u);
+    EXPECT_EQ(m.stack->module.stats().regranted, 0u);
 }
 #endif
 

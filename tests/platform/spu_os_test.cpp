@@ -67,7 +67,7 @@ TEST(SpuOs, InstalledAppServesRpcsInUserMode) {
         for (size_t i = 0; i < payload.size(); ++i) payload[i] = uint8_t(i * 13 + 1);
         EXPECT_EQ(host.call(1, kStoreApp, 0, payload, kUserHre), checksum(payload));
         EXPECT_EQ(host.call(1, kStoreApp, 4, Words{}, kUserHre), SPU_OS_E_NO_RESPONSE);
-        EXPECT_EQ(host.call(1, kStoreApp, 14, Words{}, kUserHre), SPU_OS_E_NO_HANDLER);
+        EXPECT_EQ(host.call(1, kStoreApp, 15, Words{}, kUserHre), SPU_OS_E_NO_HANDLER);
         EXPECT_EQ(host.call(1, kStoreApp, 8, Words{}, kUserHre), SPU_OS_OK);
         // Every bad pointer was refused, and SPU-OS still answers.
         EXPECT_EQ(host.call(1, kStoreApp, 3, Words{}, kUserHre), 0xfu);
@@ -87,18 +87,21 @@ TEST(SpuOs, InstalledAppServesRpcsInUserMode) {
         for (size_t i = 0; i < 16; ++i) sixteen[i] = uint8_t(i + 1);
         EXPECT_EQ(host.call(1, kStoreApp, 6, Words{2, SPU_OS_RPC_ID(kStoreApp, 0)}, kUserHre),
                   checksum(sixteen));
-        // ... and it carries the user's origin: the app cannot use a kernel RPC on its behalf.
+        // ... but an app sends under its own id only: not to SPU-OS's kernel RPCs (refused
+        // where it is sent, and reported: spu_os_protection_test.cpp).
         EXPECT_EQ(
             host.call(1, kStoreApp, 6,
                       Words{2, SPU_OS_RPC_ID(SPU_OS_KERNEL_APP, SPU_OS_RPC_REMOVE)}, kUserHre),
-            SPU_OS_E_KERNEL_ONLY);
+            SPU_OS_E_PERMISSION);
         EXPECT_EQ(host.call(2, kStoreApp, 0, payload, kUserHre), checksum(payload));
 
         // Removed, the app is gone.
         EXPECT_EQ(host.kernel(1, SPU_OS_RPC_REMOVE, {kStoreApp}), SPU_OS_OK);
         EXPECT_EQ(host.call(1, kStoreApp, 0, payload, kUserHre), SPU_OS_E_NO_APP);
         EXPECT_EQ(host.stat(1, SPU_OS_STAT_FAULTS), 0u);
-        EXPECT_TRUE(host.notices(0).empty());
+        ASSERT_EQ(host.notices(1).size(), 1u);
+        EXPECT_EQ(host.notices(1)[0].rpc_id,
+                  SPU_OS_RPC_ID(SPU_OS_KERNEL_APP, SPU_OS_RPC_NOTIFY_DENIED));
     });
     EXPECT_NE(console.find("hello from the store app"), std::string::npos) << console;
 }

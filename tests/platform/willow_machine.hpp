@@ -88,20 +88,30 @@ struct StackMachine : WillowMachine {
     // Runs `body` as a user program on host core 1 once the stack is ready, then the simulation
     // for up to `seconds` (simulated); a HostFault fails the test with its message.
     void user(const std::function<void(host::HostCore&)>& body, double seconds = 2) {
-        bool finished = false;
-        auto& proc = platform->host.kernel.create_process("user");
-        platform->host.cores.at(1)->run(proc, [this, body, &finished](host::HostCore& cpu) {
-            WillowStack::User u(*stack, running);
-            stack->wait_ready(cpu);
-            try {
-                body(cpu);
-                finished = true;
-            } catch (const host::HostFault& e) {
-                ADD_FAILURE() << e.what();
-            }
-        });
+        users({body}, seconds);
+    }
+    // Runs each body as a user program of a process of its own, body i on host core i + 1, all
+    // at once (they order themselves, e.g. with wait_for).
+    void users(const std::vector<std::function<void(host::HostCore&)>>& bodies,
+               double seconds = 2) {
+        std::vector<char> finished(bodies.size(), 0);
+        for (size_t i = 0; i < bodies.size(); ++i) {
+            auto& proc = platform->host.kernel.create_process("user" + std::to_string(i));
+            platform->host.cores.at(i + 1)->run(
+                proc, [this, &bodies, &finished, i](host::HostCore& cpu) {
+                    WillowStack::User u(*stack, running);
+                    stack->wait_ready(cpu);
+                    try {
+                        bodies[i](cpu);
+                        finished[i] = 1;
+                    } catch (const host::HostFault& e) {
+                        ADD_FAILURE() << "user program " << i << ": " << e.what();
+                    }
+                });
+        }
         sc_core::sc_start(sc_core::sc_time(seconds, sc_core::SC_SEC));
-        ASSERT_TRUE(finished) << "the user program did not finish";
+        for (size_t i = 0; i < bodies.size(); ++i)
+            ASSERT_TRUE(finished[i]) << "user program " << i << " did not finish";
     }
 };
 #endif

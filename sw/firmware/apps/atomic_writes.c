@@ -247,7 +247,9 @@ static void logwritecommit(const struct spu_rpc_header* h) {
 }
 
 /* The arguments of ABORT, PREPARE and APPLY; the slot index, or -1 with *r set. A peer's
- * request names the transaction's HRE; the host's is its own. */
+ * request names the transaction's HRE; the host's is its own. A request under this app's id from
+ * an SPU is a peer's: SPU-OS lets an app send under its own id only (docs/spu_os.md
+ * "Protection"). */
 static int tx_slot(const struct spu_rpc_header* h, int from_peer_only, uint32_t* r) {
     struct aw_tx_args a = {0, 0};
     const int from_peer = h->src < aw.spus;

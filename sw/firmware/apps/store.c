@@ -2,7 +2,8 @@
  * 3's read handler): echo, NVM write and read through the permission check, a bad pointer, a
  * handler that forgets to respond, the dispatch cost, a synchronous RPC to another SPU, and a call
  * into another app, a slow handler, a probe of the in-flash computing call (SPU_SYS_FC), an
- * NVM-to-NVM copy, and a fan-out of requests awaited together.
+ * NVM-to-NVM copy, a fan-out of requests awaited together, and a relay of any request (the
+ * attacker of the protection tests).
  * Handlers respond with a result the host test checks. */
 #include "spu_app.h"
 
@@ -95,7 +96,7 @@ static void hello(const struct spu_rpc_header* h) {
 static void ask_host(const struct spu_rpc_header* h) {
     (void)h;
     uint32_t r = rpc_receive_bytes(args, 12);
-    if (!r) r = rpc_start_request(args[0], args[1], SPU_OS_RPC_ID(1, 0x20), 4);
+    if (!r) r = rpc_start_request(args[0], args[1], SPU_OS_RPC_ID(h->rpc_id >> 8, 0x20), 4);
     if (!r) r = rpc_append_request(&args[2], 4);
     if (!r) r = rpc_finish_request();
     rpc_send_response(r ? r : rpc_wait_response() + 1);
@@ -159,5 +160,18 @@ static void fan_out(const struct spu_rpc_header* h) {
     rpc_send_response(r);
 }
 
+/* 14: {node, rpc_id, bytes...}: the bytes (<= 256) as a request to that node and RPC, waited
+ * for; its result. What a hostile app would send in the name of the request it serves. */
+static void relay(const struct spu_rpc_header* h) {
+    const uint32_t n = h->length - 8;
+    uint32_t r = h->length < 8 || n > BUF ? SPU_OS_E_BAD_ARG : rpc_receive_bytes(args, 8);
+    if (!r) r = rpc_receive_bytes(buf, n);
+    if (!r) r = rpc_start_request(args[0], 0, args[1], n);
+    if (!r) r = rpc_append_request(buf, n);
+    if (!r) r = rpc_finish_request();
+    if (!r) r = rpc_wait_response();
+    rpc_send_response(r);
+}
+
 SPU_APP(SPU_HANDLERS(echo, store, load, bad_pointer, forgetful, dispatch_cost, forward, call, hello,
-                     ask_host, slow_echo, fc_probe, copy, fan_out));
+                     ask_host, slow_echo, fc_probe, copy, fan_out, relay));

@@ -144,7 +144,10 @@ static uint32_t call_allow(void) {
 
 uint32_t spu_os_kernel_rpc(unsigned handler) {
     if (handler == SPU_OS_RPC_PING) return SPU_OS_ABI_VERSION;
-    if (SPU_OS_PROCESS(spu_os_rpc.h.origin) != 0) return SPU_OS_E_KERNEL_ONLY;
+    /* The kernel's own HRE, through the bridge: not an app acting for it (apps cannot send to
+     * app 0 at all: syscall.c). */
+    if (SPU_OS_PROCESS(spu_os_rpc.h.origin) != 0 || spu_os_rpc.h.src != spu_bridge_node())
+        return SPU_OS_E_KERNEL_ONLY;
     switch (handler) {
         case SPU_OS_RPC_INSTALL_CODE:
             return install(1);

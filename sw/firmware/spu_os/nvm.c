@@ -17,6 +17,7 @@
 #define LINE 32u  /* bytes per cached table line */
 #define LINES 32u /* 1 KiB of DMEM */
 #define SINK 64u  /* SSD memory for the byte a metadata-only read transfers */
+#define GEO(r) SPU_REG(SPU_FLASH_BASE, FLASH_CTL_GEO_##r##_OFFSET)
 
 static struct {
     int attached, waited;
@@ -27,6 +28,16 @@ static struct {
     uint32_t misses, wait_us;
 } st;
 static struct ftl ftl;
+
+/* In-flash computing's owners (docs/spu_os.md "Protection"): the process that allocated each
+ * ESP block, 1 + its id (0: free), and the process whose command last filled each plane's latches
+ * (a flash command of the store fills them for nobody: NOBODY). */
+#define ESP_UNITS 16u /* dies x planes of a channel */
+#define ESP_PER_UNIT 8u
+#define NOBODY 0xFFFFu
+static uint16_t esp_owner[ESP_UNITS][ESP_PER_UNIT];
+static uint16_t latch_owner[ESP_UNITS];
+static uint32_t fc_process = NOBODY; /* while nvm_fc's commands run */
 
 static uint8_t line_data[LINES][LINE] __attribute__((aligned(4)));
 static uint32_t line_tag[LINES]; /* table offset of the line + 1; 0: empty */
@@ -49,6 +60,7 @@ static void dram_fill(uint32_t dst, uint8_t byte, uint32_t n) {
 
 static int flash_wait(struct flash_cmd* c, uint64_t* meta) {
     c->tag = ++st.tag & 0xFFFFu;
+    latch_owner[(c->die * GEO(PLANES) + c->plane) % ESP_UNITS] = (uint16_t)fc_process;
     if (flash_submit(c)) return FTL_E_IO; /* one command at a time: the queue is never full */
     st.waited = 1;
     const uint64_t t0 = spu_mtime();
@@ -208,8 +220,6 @@ static uint32_t result_of(int rc) {
 
 /* ---- SPU-OS's side ---- */
 
-#define GEO(r) SPU_REG(SPU_FLASH_BASE, FLASH_CTL_GEO_##r##_OFFSET)
-
 uint32_t nvm_attach(void) {
     struct spu_os_store_attach a;
     if (spu_os_rpc.h.length != sizeof a ||
@@ -221,7 +231,8 @@ uint32_t nvm_attach(void) {
     const uint32_t blocks = GEO(BLOCKS), page_bytes = GEO(PAGE_BYTES);
     const uint32_t bank = spu_node() * a.bank_bytes;
     if (a.blocks_per_plane == 0 || a.blocks_per_plane > blocks || a.cell_mode > FLASH_TLC ||
-        (a.bank_bytes & (LINE - 1)))
+        (a.bank_bytes & (LINE - 1)) || a.esp_blocks > ESP_PER_UNIT ||
+        (a.esp_blocks && GEO(DIES) * GEO(PLANES) > ESP_UNITS))
         return SPU_OS_E_BAD_ARG;
     struct ftl_config c;
     memset(&c, 0, sizeof c);
@@ -262,16 +273,25 @@ uint32_t nvm_attach(void) {
     return SPU_OS_OK;
 }
 
+/* [addr, addr + n) inside the store: what the FTL offers, or before the flash is attached, the
+ * SPU's bank of SSD memory (the store_* registers; not another SPU's bank or beyond). */
 static int in_store(uint32_t addr, uint32_t n) {
-    return addr >= st.nvm_base && (uint64_t)(addr - st.nvm_base) + n <= st.bytes;
+    uint64_t base = st.nvm_base, bytes = st.bytes;
+    if (!st.attached) {
+        base = SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BASE_OFFSET) |
+               (uint64_t)SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BASE_OFFSET + 4) << 32;
+        bytes = SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BYTES_OFFSET) |
+                (uint64_t)SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BYTES_OFFSET + 4) << 32;
+    }
+    return addr >= base && addr - base + n <= bytes;
 }
 
 uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t n, int to_nvm) {
     st.waited = 0;
+    if (!in_store(addr, n)) return SPU_OS_E_RANGE;
     if (!st.attached)
         return to_nvm ? spu_os_dma(other, ptr, SPU_PORT_DRAM, addr, n)
                       : spu_os_dma(SPU_PORT_DRAM, addr, other, ptr, n);
-    if (!in_store(addr, n)) return SPU_OS_E_RANGE;
     uint32_t rel = addr - st.nvm_base;
     while (n) {
         const uint32_t lpn = rel / st.page_bytes, off = rel % st.page_bytes;
@@ -294,8 +314,8 @@ uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t
 
 uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
     st.waited = 0;
-    if (!st.attached) return spu_os_dma(SPU_PORT_DRAM, src, SPU_PORT_DRAM, dst, n);
     if (!in_store(dst, n) || !in_store(src, n)) return SPU_OS_E_RANGE;
+    if (!st.attached) return spu_os_dma(SPU_PORT_DRAM, src, SPU_PORT_DRAM, dst, n);
     uint32_t s = src - st.nvm_base, d = dst - st.nvm_base, r = SPU_OS_OK;
     while (n && r == SPU_OS_OK) {
         /* A piece within one page at both ends: one read and one program. */
@@ -322,12 +342,46 @@ _Static_assert(SPU_FC_ACC_XOR == FLASH_CTL_ACC_OP_XOR && SPU_FC_ACC_OR == FLASH_
                    SPU_FC_ACC_COMPLEMENT == FLASH_CTL_ACC_COMPLEMENT_MASK,
                "SPU_FC_ACC_* are the acc register's bits");
 
-uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n) {
+/* ESP block `block` of a's plane: its owner's slot (the block is one of the ESP region's). */
+static uint16_t* owner(const struct spu_fc_cmd* a, uint32_t block) {
+    return &esp_owner[a->die * GEO(PLANES) + a->plane]
+                     [block - (ftl.cfg.geo.blocks_per_plane - ftl.lay.esp)];
+}
+
+/* Whether `process` may use ESP block `block` of a's plane for op: SPU_OS_E_RANGE when nobody
+ * holds it, SPU_OS_E_PERMISSION (reported) when another process does. */
+static uint32_t check_block(uint32_t op, const struct spu_fc_cmd* a, uint32_t block,
+                            uint32_t process) {
+    if (!ftl_esp_used(&ftl, a->die, a->plane, block)) return SPU_OS_E_RANGE;
+    if (process == 0 || *owner(a, block) == process + 1) return SPU_OS_OK;
+    return spu_os_denied(SPU_OS_E_PERMISSION, SPU_OS_DENIED_ESP, op,
+                         a->die << 24 | a->plane << 16 | block);
+}
+
+static uint32_t fc_run(uint32_t op, struct spu_fc_cmd* a, uint32_t n, uint32_t process);
+
+uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n, uint32_t process) {
     st.waited = 0;
-    if (!st.attached || ftl.lay.esp == 0) return SPU_OS_E_STATE;
+    /* Owners are 16-bit: a process beyond gets no in-flash computing. */
+    if (!st.attached || ftl.lay.esp == 0 || process >= NOBODY) return SPU_OS_E_STATE;
     if (n > st.page_bytes) return SPU_OS_E_BAD_ARG;
-    if (op == SPU_FC_ALLOC) return result_of(ftl_esp_alloc(&ftl, a->die, a->plane, &a->block));
-    if (op == SPU_FC_RELEASE) return result_of(ftl_esp_release(&ftl, a->die, a->plane, a->block));
+    if (op == SPU_FC_ALLOC) {
+        const uint32_t r = result_of(ftl_esp_alloc(&ftl, a->die, a->plane, &a->block));
+        if (r == SPU_OS_OK) *owner(a, a->block) = (uint16_t)(process + 1);
+        return r;
+    }
+    if (op == SPU_FC_RELEASE) {
+        const uint32_t r = check_block(op, a, a->block, process);
+        return r ? r : result_of(ftl_esp_release(&ftl, a->die, a->plane, a->block));
+    }
+    fc_process = process;
+    const uint32_t r = fc_run(op, a, n, process);
+    fc_process = NOBODY;
+    return r;
+}
+
+/* The commands of one SPU_SYS_FC other than ALLOC and RELEASE. */
+static uint32_t fc_run(uint32_t op, struct spu_fc_cmd* a, uint32_t n, uint32_t process) {
     struct flash_cmd c;
     command(&c, FLASH_READ, a->die, a->plane, a->block, a->page);
     c.raw = 1;
@@ -340,16 +394,20 @@ uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n) {
         c.mws_flags = a->flags;
         c.mws_count = a->slots;
         for (unsigned i = 0; i < a->slots; ++i) {
-            if (!ftl_esp_used(&ftl, a->die, a->plane, a->slot[i].block)) return SPU_OS_E_RANGE;
+            if ((r = check_block(op, a, a->slot[i].block, process)) != SPU_OS_OK) return r;
             c.mws[i].block = a->slot[i].block;
             c.mws[i].pbm = a->slot[i].pbm_lo | (uint64_t)a->slot[i].pbm_hi << 32;
         }
     } else if (op == SPU_FC_XOR) {
         if (a->die >= GEO(DIES) || a->plane >= GEO(PLANES)) return SPU_OS_E_RANGE;
+        /* XOR reads the latches out: only what this process's own commands put there. */
+        if (process && latch_owner[a->die * GEO(PLANES) + a->plane] != process)
+            return spu_os_denied(SPU_OS_E_PERMISSION, SPU_OS_DENIED_ESP, op,
+                                 a->die << 24 | a->plane << 16);
         c.op = FLASH_XOR;
     } else if (op == SPU_FC_PROGRAM || op == SPU_FC_READ || op == SPU_FC_ACC) {
-        if (!ftl_esp_used(&ftl, a->die, a->plane, a->block) || a->page >= GEO(PAGES))
-            return SPU_OS_E_RANGE;
+        if ((r = check_block(op, a, a->block, process)) != SPU_OS_OK) return r;
+        if (a->page >= GEO(PAGES)) return SPU_OS_E_RANGE;
         if (op == SPU_FC_PROGRAM) {
             c.op = FLASH_PROGRAM;
             c.mode = FLASH_ESP;

@@ -13,14 +13,17 @@
 /* STORE_ATTACH with its payload (struct spu_os_store_attach); the response's result. */
 uint32_t nvm_attach(void);
 /* Moves n bytes between NVM address addr and `other` (DMEM at ptr, or the network interface);
- * the permission check is done. SPU_OS_OK or an SPU_OS_E_* code. */
+ * the permission check is done; a range outside the store (the SPU's bank of SSD memory, or
+ * what the FTL offers) is SPU_OS_E_RANGE. SPU_OS_OK or an SPU_OS_E_* code. */
 uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t n, int to_nvm);
 /* Copies n bytes from NVM address src to dst (both checked by the caller); SPU_OS_OK or an
  * SPU_OS_E_* code. */
 uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n);
 /* SPU_SYS_FC: in-flash computing op `op` (SPU_FC_*) described by *a, moving n bytes between
- * the network interface and the flash; SPU_OS_OK or an SPU_OS_E_* code. */
-uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n);
+ * the network interface and the flash, for host process `process`: only the process that
+ * allocated an ESP block (or the kernel, process 0) may use it, and XOR only latches that
+ * process filled last (else reported, SPU_OS_E_PERMISSION). SPU_OS_OK or an SPU_OS_E_* code. */
+uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n, uint32_t process);
 /* 1 when the last transfer waited for the flash (SPU-OS then restarts the handler's watchdog). */
 int nvm_waited(void);
 /* A SPU_OS_STAT_STORE_* statistic into *value; 0 when `which` is not one. */

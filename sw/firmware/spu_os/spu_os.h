@@ -77,6 +77,10 @@ extern uint32_t spu_os_stats[SPU_OS_STATS];
 void spu_os_notice(unsigned handler, const void* words, uint32_t bytes);
 void spu_os_send_notices(void);
 
+/* Reports to the host kernel (NOTIFY_DENIED) that the running app, for the request's process,
+ * tried `what` (SPU_OS_DENIED_*, with a and b) and was refused; returns `result`. */
+uint32_t spu_os_denied(uint32_t result, uint32_t what, uint32_t a, uint32_t b);
+
 /* The kernel app's RPCs (kernel_rpc.c): returns the response's result. */
 uint32_t spu_os_kernel_rpc(unsigned handler);
 

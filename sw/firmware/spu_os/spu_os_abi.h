@@ -15,11 +15,11 @@
  * IMEM: SPU-OS code at 0, then SPU_OS_SLOTS app code slots. DMEM: SPU-OS data (with the
  * permission table) and stack, then the app data slots. The host kernel allocates slots
  * statically [Willow 3.1]: an app is linked for one slot (sw/firmware/apps/app.ld.in). */
-#define SPU_OS_IMEM_SIZE 0x6400u      /* SPU-OS code (with the FTL) and read-only data: 25 KiB */
+#define SPU_OS_IMEM_SIZE 0x6800u      /* SPU-OS code (with the FTL) and read-only data: 26 KiB */
 #define SPU_OS_DMEM_SIZE 0x6000u      /* SPU-OS data, permission table and stack: 24 KiB */
 #define SPU_OS_STACK_SIZE 0x800u      /* of which the stack: 2 KiB */
 #define SPU_OS_SLOTS 6u               /* app slots */
-#define SPU_OS_CODE_SLOT_BASE 0x6400u /* slot k's code: BASE + k * SIZE */
+#define SPU_OS_CODE_SLOT_BASE 0x6800u /* slot k's code: BASE + k * SIZE */
 #define SPU_OS_CODE_SLOT_SIZE 0x1400u /* 5 KiB */
 #define SPU_OS_DATA_SLOT_BASE 0x16000u
 #define SPU_OS_DATA_SLOT_SIZE 0x1000u /* 4 KiB: data, bss, stack, request header */
@@ -123,6 +123,7 @@
 #define SPU_OS_STAT_PERM_CHECK_INSNS_MAX 9   /* instructions of the longest permission check */
 #define SPU_OS_STAT_PERM_CHECK_INSNS_LAST 10 /* instructions of the last permission check */
 #define SPU_OS_STAT_WAIT_TIMEOUTS 11         /* suspended handlers resumed by the timeout */
+#define SPU_OS_STAT_DENIED 12                /* refusals reported by NOTIFY_DENIED */
 /* The store on the flash (after STORE_ATTACH; 0 while the store is SSD memory). Counts are the
  * low 32 bits of the FTL's (sw/firmware/ftl/ftl.h struct ftl_stats). */
 #define SPU_OS_STAT_STORE_PAGES 32         /* logical pages the FTL offers */
@@ -141,6 +142,15 @@
 /* --- RPCs SPU-OS sends to the host kernel (bridge node, dst_hre 0), app 0 ---------------- */
 #define SPU_OS_RPC_NOTIFY_FAULT 0x10     /* struct spu_os_fault_notice */
 #define SPU_OS_RPC_NOTIFY_PERM_MISS 0x11 /* struct spu_os_perm_miss_notice */
+#define SPU_OS_RPC_NOTIFY_DENIED 0x12    /* struct spu_os_denied_notice */
+
+/* What NOTIFY_DENIED reports an app tried (docs/spu_os.md "Protection"): a request under
+ * another app's id (a = dst node, b = rpc_id); SPU_SYS_FC on another process's ESP block or
+ * latches (a = op, b = die << 24 | plane << 16 | block); an NVM transfer outside the store (a =
+ * addr, b = bytes). */
+#define SPU_OS_DENIED_RPC_ID 1
+#define SPU_OS_DENIED_ESP 2
+#define SPU_OS_DENIED_RANGE 3
 
 /* STORE_ATTACH: puts the SPU's store on its channel's flash behind the FTL (docs/spu_os.md
  * "The store"). SPU n's NVM address n x bank_bytes + x is logical byte x; the FTL keeps its
@@ -204,6 +214,9 @@ struct spu_os_fault_notice {
 };
 struct spu_os_perm_miss_notice {
     uint32_t node, process, app_id, addr, length, rights;
+};
+struct spu_os_denied_notice {
+    uint32_t node, process, app_id, what, a, b; /* what: SPU_OS_DENIED_* */
 };
 
 /* The header SPU-OS copies to the top of the app's data segment at dispatch; the handler gets

@@ -201,6 +201,18 @@ static int nvm_allowed(uint32_t addr, uint32_t n, uint32_t rights) {
     return ok;
 }
 
+uint32_t spu_os_denied(uint32_t result, uint32_t what, uint32_t a, uint32_t b) {
+    const struct spu_os_denied_notice d = {spu_node(),
+                                           SPU_OS_PROCESS(spu_os_rpc.h.origin),
+                                           spu_os_slots[level[depth].slot].app_id,
+                                           what,
+                                           a,
+                                           b};
+    ++spu_os_stats[SPU_OS_STAT_DENIED];
+    spu_os_notice(SPU_OS_RPC_NOTIFY_DENIED, &d, sizeof d);
+    return result;
+}
+
 /* A transfer between the SSD memory and app data or the network interface. */
 static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum spu_port other) {
     if (other == SPU_PORT_DMEM && !user_buffer(ptr, n)) return SPU_OS_E_BAD_POINTER;
@@ -212,7 +224,8 @@ static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum sp
         other == SPU_PORT_DRAM ? nvm_copy(addr, ptr, n) : nvm_transfer(addr, other, ptr, n, to_nvm);
     /* The watchdog budgets the handler's own time, not the flash's (GC may take milliseconds). */
     if (nvm_waited()) arm_watchdog();
-    return r;
+    /* Outside the store: the kernel's requests pass the permission check, not this one. */
+    return r == SPU_OS_E_RANGE ? spu_os_denied(r, SPU_OS_DENIED_RANGE, addr, n) : r;
 }
 
 /* Takes the responses that arrived: the running handler's awaited ones into its state, the
@@ -322,6 +335,13 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
             r = spu_os_respond(a0);
             break;
         case SPU_SYS_START_REQUEST: {
+            /* An app's requests carry its own id [Willow 3.1 "Limiting access to RPCs"]: none
+             * reaches SPU-OS's kernel RPCs (app 0) or passes for another app's, so a request
+             * under app X's id from an SPU is X's own (its peers can trust it). */
+            if (a2 >> 8 != spu_os_slots[level[depth].slot].app_id) {
+                r = spu_os_denied(SPU_OS_E_PERMISSION, SPU_OS_DENIED_RPC_ID, a0, a2);
+                break;
+            }
             const unsigned tag = spu_os_next_tag();
             r = ni_begin_request(a0, a1, a2, tag, a3) ? SPU_OS_E_NETWORK : SPU_OS_OK;
             if (r == SPU_OS_OK) spu_os_rpc.open_tag = tag;
@@ -368,8 +388,9 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
         case SPU_SYS_CALL:
             return call(f);
         case SPU_SYS_FC:
-            r = user_buffer(a1, sizeof(struct spu_fc_cmd)) ? nvm_fc(a0, (struct spu_fc_cmd*)a1, a2)
-                                                           : SPU_OS_E_BAD_POINTER;
+            r = user_buffer(a1, sizeof(struct spu_fc_cmd))
+                    ? nvm_fc(a0, (struct spu_fc_cmd*)a1, a2, SPU_OS_PROCESS(spu_os_rpc.h.origin))
+                    : SPU_OS_E_BAD_POINTER;
             if (nvm_waited()) arm_watchdog();
             break;
         default:
