@@ -23,7 +23,9 @@ FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 20
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.cpp,%,$(wildcard tests/fuzz/fuzz_*.cpp))
 
-.PHONY: deps build run test bench fuzz clean
+PREFIX ?= /usr/local
+
+.PHONY: deps build run test bench fuzz install clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -47,6 +49,10 @@ test: build
 ifeq ($(SANITIZE),1)
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 endif
+
+# canopy in PREFIX/bin, the SPU firmware in PREFIX/share/canopy/firmware (found from the binary).
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 bench: build
 	@for b in $(BUILD)/bench/bench_*; do echo "== $$b"; $$b; done

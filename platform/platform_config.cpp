@@ -1,5 +1,6 @@
 #include "platform/platform_config.hpp"
 
+#include <filesystem>
 #include <stdexcept>
 
 namespace canopy::platform {
@@ -23,24 +24,38 @@ void ScenarioConfig::describe(core::Params& p) {
         "lock_table_locks", lock_table_locks, "",
         "lock-table run over CCIX: host.core3's lock requests (0: no run)", 0,
         100000)("lock_table_workers", lock_table_workers, "",
-                "lock-table run: the device lock module's requests in flight", 0,
-                16)("firmware_dir", firmware_dir,
-                    "the SPU firmware ELFs (spu_os.elf, app_*.elf); default: the build's");
+                "lock-table run: the device lock module's requests in flight", 0, 16)(
+        "firmware_dir", firmware_dir,
+        "the SPU firmware ELFs (spu_os.elf, app_*.elf); default: firmware/ beside canopy, "
+        "or PREFIX/share/canopy/firmware when installed");
+}
+
+std::vector<std::string> ScenarioConfig::firmware_search_paths() {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return {};
+    const std::filesystem::path dir = exe.parent_path();
+    std::vector<std::string> out;
+    for (const std::filesystem::path& p :
+         {dir / "firmware", dir.parent_path() / "share" / "canopy" / "firmware",
+          dir.parent_path() / "firmware"})
+        out.push_back(p.lexically_normal().string());
+    return out;
 }
 
 std::string ScenarioConfig::default_firmware_dir() {
-#ifdef CANOPY_DEFAULT_FIRMWARE_DIR
-    return CANOPY_DEFAULT_FIRMWARE_DIR;
-#else
+    for (const std::string& d : firmware_search_paths()) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(d + "/spu_os.elf", ec)) return d;
+    }
     return "";
-#endif
 }
 
 void PlatformConfig::boot_spu_os(const std::string& who) {
     if (scenario.firmware_dir.empty())
         throw std::runtime_error(who +
-                                 " needs the SPU firmware (build it with the rv32 toolchain, or "
-                                 "set scenario.firmware_dir)");
+                                 " needs the SPU firmware (none beside this binary: build it "
+                                 "with the rv32 toolchain, or set scenario.firmware_dir)");
     if (ssd.firmware.empty()) ssd.firmware = scenario.firmware_dir + "/spu_os.elf";
 }
 

@@ -43,8 +43,14 @@ struct ScenarioConfig {
     // host memory; lock_table_locks host requests (0: not run).
     uint32_t lock_table_locks = 200;
     uint32_t lock_table_workers = 2;
-    std::string firmware_dir = default_firmware_dir();  // the SPU ELFs ("": not built)
+    std::string firmware_dir = default_firmware_dir();  // the SPU ELFs ("": none found)
+    // The first of firmware_search_paths() holding spu_os.elf, "" when none does.
     static std::string default_firmware_dir();
+    // Where the firmware is looked for, relative to the running executable (never a path
+    // compiled in, so a copied or installed binary cannot boot another tree's firmware): beside
+    // it (the build tree: build/canopy, build/firmware), the install's share/canopy/firmware
+    // (PREFIX/bin/canopy), and one level up (the build tree's tests and benchmarks).
+    static std::vector<std::string> firmware_search_paths();
     void describe(core::Params& p);
 };
 

@@ -22,7 +22,11 @@ constexpr uint32_t kBmiDays = 30;  // m = 1 month
 bool WillowScenario::find_firmware(PlatformConfig& cfg, std::string& why) {
     const std::string& dir = cfg.scenario.firmware_dir;
     if (dir.empty() && ScenarioConfig::default_firmware_dir().empty()) {
-        why = "the SPU firmware was not built (no rv32 cross compiler)";
+        std::string where;
+        for (const std::string& d : ScenarioConfig::firmware_search_paths())
+            where += (where.empty() ? "" : ", ") + d;
+        why = "no SPU firmware beside this binary (looked in " + where +
+              "; not built without the rv32 cross compiler, or set scenario.firmware_dir)";
         return false;
     }
     const std::string os = dir + "/spu_os.elf";

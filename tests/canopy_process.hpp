@@ -37,17 +37,21 @@ inline std::string source(const std::string& rel) {
     return std::string(CANOPY_SOURCE_DIR) + "/" + rel;
 }
 
-// `args` is passed to the shell after the binary's path.
-inline Run run_canopy(const std::string& args, const std::string& dir) {
+// `args` is passed to the shell after the binary's path; its outputs are kept in `dir`.
+inline Run run_program(const std::string& binary, const std::string& args, const std::string& dir) {
     Run r;
     const std::string out = dir + "/stdout.txt", err = dir + "/stderr.txt";
-    std::string cmd = std::string(CANOPY_BINARY_DIR) + "/canopy " + args + " >" + out + " 2>" +
-                      err + " </dev/null";
+    std::string cmd = binary + " " + args + " >" + out + " 2>" + err + " </dev/null";
     int s = std::system(cmd.c_str());
     r.status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
     r.out = slurp(out);
     r.err = slurp(err);
     return r;
+}
+
+// The build's canopy.
+inline Run run_canopy(const std::string& args, const std::string& dir) {
+    return run_program(std::string(CANOPY_BINARY_DIR) + "/canopy", args, dir);
 }
 
 inline int count_lines(const std::string& s) {
