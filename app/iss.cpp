@@ -4,8 +4,8 @@
 #include <iostream>
 #include <memory>
 
-#include "app/version.hpp"
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "platform/debugger.hpp"
 #include "platform/iss_machine.hpp"
 #include "platform/platform_config.hpp"
@@ -114,7 +114,7 @@ int run_iss(const IssOptions& opt) {
                 break;
         }
 
-    core::Json header = {{"canopy", kVersion},
+    core::Json header = {{"canopy", core::kVersion},
                          {"elf", opt.elf},
                          {"end", end},
                          {"exit_code", iss.exit_code()},

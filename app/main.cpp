@@ -13,9 +13,9 @@
 #include "app/iss.hpp"
 #include "app/replay.hpp"
 #include "app/session.hpp"
-#include "app/version.hpp"
 #include "core/error.hpp"
 #include "core/trace.hpp"
+#include "core/version.hpp"
 #include "experiments/registry.hpp"
 #include "platform/debugger.hpp"
 #include "platform/iss_machine.hpp"
@@ -240,14 +240,17 @@ int cmd_fio(const std::vector<std::string>& args) {
 int cmd_exp(const std::vector<std::string>& args) {
     std::string name, out = "out";
     experiments::ExpOptions opt;
-    bool list = false, quiet = false;
+    bool list = false, quiet = false, no_figures = false;
     std::vector<std::string> log_rules;
     po::options_description d(
-        "canopy exp NAME [--quick] [--workload W] [--config FILE] [--set key=value ...] "
+        "canopy exp NAME [--quick] [--no-figures] [--workload W] [--config FILE] [--set key=value "
+        "...] "
         "[--out DIR] | canopy exp --list");
     d.add_options()("name", po::value(&name), "experiment to run")("list", po::bool_switch(&list),
                                                                    "list the experiments")(
         "quick", po::bool_switch(&opt.quick), "fewer samples, for a fast look")(
+        "no-figures", po::bool_switch(&no_figures),
+        "do not draw the papers' figures (OUT/NAME.<figure>.svg and .png, matplotlib)")(
         "workload", po::value(&opt.workload),
         "run only this workload, for experiments that have workloads (flashcosmos: "
         "bmi|ims|kcs|all)")(
@@ -257,9 +260,11 @@ int cmd_exp(const std::vector<std::string>& args) {
                                "override one key for them: --set key=value "
                                "(repeatable; see `canopy config --dump`)")(
         "out", po::value(&out)->default_value("out"),
-        "directory for NAME.csv, NAME.json, NAME.svg, NAME.config.json")(
+        "directory for NAME.csv, NAME.json, NAME.config.json, the figures and the SPU consoles")(
         "log", po::value(&log_rules)->composing(), kLogHelp)(
-        "quiet", po::bool_switch(&quiet), "log only warnings (the SPU consoles are silent)")(
+        "quiet", po::bool_switch(&quiet),
+        "no progress lines (one per configuration, on stderr); the SPU consoles are always in "
+        "OUT/NAME.console/N/, and the log shows warnings unless --log says otherwise")(
         "gdb", po::value<Whole<uint32_t>>(),
         "for an experiment whose machines run SPU firmware: each machine serves GDB on TCP PORT "
         "in turn (0: any free port, printed), every SPU core a thread, halted at reset; writes "
@@ -269,15 +274,17 @@ int cmd_exp(const std::vector<std::string>& args) {
     pos.add("name", 1);
     const auto vm = parse("exp", args, d, &pos);
     opt.debug.gdb_port = gdb_port(vm, "exp");
-    // Every machine the experiment builds starts from these.
-    core::Log::set_defaults(log_rules, quiet ? core::LogLevel::Warning : core::LogLevel::Info);
+    opt.figures = !no_figures;
+    // Every machine the experiment builds starts from these: warnings only, so that the SPU
+    // consoles (in their files) stay off the terminal unless --log asks for them.
+    core::Log::set_defaults(log_rules, core::LogLevel::Warning);
     if (list) {
         for (const auto& e : experiments::experiments())
             std::cout << e.name << "  " << e.description << "\n";
         return 0;
     }
     if (name.empty()) throw InputError("canopy exp", "", "name an experiment, or use --list");
-    experiments::run_experiment(name, opt, out, std::cout);
+    experiments::run_experiment(name, opt, out, std::cout, quiet ? nullptr : &std::cerr);
     return 0;
 }
 
@@ -387,7 +394,7 @@ int canopy_main(int argc, char* argv[]) {
     const std::string cmd = args[0];
     args.erase(args.begin());
     if (cmd == "--version" || cmd == "version")
-        return std::cout << "canopy " << app::kVersion << "\n", 0;
+        return std::cout << "canopy " << core::kVersion << "\n", 0;
     if (cmd == "--help" || cmd == "-h" || cmd == "help") return std::cout << kUsage, 0;
     if (cmd == "run" || cmd == "flash") return cmd_run(cmd, args);
     if (cmd == "replay") return cmd_replay(args);

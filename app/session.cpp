@@ -4,11 +4,11 @@
 #include <iostream>
 #include <memory>
 
-#include "app/version.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "core/sim_time.hpp"
 #include "core/user_files.hpp"
+#include "core/version.hpp"
 #include "platform/platform.hpp"
 #include "scenarios/flash_cosmos_demo.hpp"
 #include "scenarios/flash_script.hpp"
@@ -173,7 +173,7 @@ int run_session(const RunOptions& opt) {
     }
     for (const auto& f : platform.player.failures()) std::cerr << "canopy: " << f << "\n";
 
-    core::Json header = {{"canopy", kVersion},
+    core::Json header = {{"canopy", core::kVersion},
                          {"scenario", opt.script.empty() ? "fc-demo" : opt.script},
                          {"seed", cfg.sim.seed},
                          {"sim_time_ns", 0.0},

@@ -2,8 +2,8 @@
 // willow_run.hpp.
 #include "app/willow_run.hpp"
 
-#include "app/version.hpp"
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "scenarios/willow_session.hpp"
 
 namespace canopy::app {
@@ -40,7 +40,7 @@ bool WillowRun::simulate() {
 }
 
 int WillowRun::finish(const std::string& scenario, bool ok) {
-    core::Json header = {{"canopy", kVersion},
+    core::Json header = {{"canopy", core::kVersion},
                          {"scenario", scenario},
                          {"seed", cfg.sim.seed},
                          {"sim_time_ns", 0.0},

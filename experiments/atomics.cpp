@@ -43,7 +43,8 @@ json atomics_run(const PlatformConfig& base, unsigned n) {
 }
 
 std::vector<ExpRow> ccix_atomics(const ExpOptions& o) {
-    const json r = run_isolated([&] { return atomics_run(o.platform(), o.quick ? 20 : 200); });
+    const json r = run_isolated([&] { return atomics_run(o.platform(), o.quick ? 20 : 200); },
+                                "AtomicCompare from host and device");
     return {
         {"E5.1", "AtomicCompare from a host core (line in the SLC)", r["host"], 50.0, "ns"},
         {"E5.2", "AtomicCompare from the device, u280", r["device"], 770.0, "ns", 740.0, 800.0},

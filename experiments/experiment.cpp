@@ -4,9 +4,15 @@
 
 namespace canopy::experiments {
 
-double ExpRow::error_pct() const {
-    auto from = [&](double p) { return p == 0 ? 0.0 : 100.0 * (simulated - p) / std::fabs(p); };
-    if (!has_range()) return from(published);
+std::optional<double> ExpRow::error_pct() const {
+    if (!paper_machine || (!published && !has_range())) return std::nullopt;
+    // Against a published 0 the difference is taken relative to the simulated value: 0 when it
+    // is 0 too, otherwise wholly off (+-100%).
+    auto from = [&](double p) -> double {
+        if (p == 0) return simulated == 0 ? 0.0 : 100.0 * simulated / std::fabs(simulated);
+        return 100.0 * (simulated - p) / std::fabs(p);
+    };
+    if (!has_range()) return from(*published);
     if (simulated < published_lo) return from(published_lo);
     if (simulated > published_hi) return from(published_hi);
     return 0.0;

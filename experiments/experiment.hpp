@@ -6,6 +6,7 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -18,15 +19,23 @@ using platform::PlatformConfig;
 
 struct ExpRow {
     std::string id, quantity;
-    double simulated = 0, published = 0;
+    double simulated = 0;
+    // What the paper gives; none where it gives nothing to compare with (blank in the table and
+    // CSV, null in the JSON). A published 0 (no bit errors, say) is a value like any other.
+    std::optional<double> published;
     std::string unit;
     // A published range (the paper's "750-800 ns"), or a bound where the paper gives only a trend
     // ("fewer with huge pages": lo 1, hi infinity): `published` is then what the plot shows (the
     // middle, or the bound), and the error is the distance to the nearer end (0 inside). Both 0:
     // a single value.
     double published_lo = 0, published_hi = 0;
+    // False when the row's machine is not the paper's (`--config`/`--set` changed it): the row
+    // is shown beside the published value but not scored against it.
+    bool paper_machine = true;
     bool has_range() const { return published_hi > published_lo; }
-    double error_pct() const;
+    // The relative error against the published value or range; none when nothing is published
+    // or the machine is not the paper's.
+    std::optional<double> error_pct() const;
 };
 
 // What `canopy exp` passes to an experiment: --quick, and --workload for the experiments that
@@ -34,6 +43,8 @@ struct ExpRow {
 struct ExpOptions {
     bool quick = false;
     std::string workload;
+    // Draw the papers' figures (figures.hpp) after the run; --no-figures: not.
+    bool figures = true;
     // --config FILE and --set key=value: what the experiment's machines start from, as
     // `canopy run` does.
     std::string config_file;

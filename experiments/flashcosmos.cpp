@@ -489,19 +489,19 @@ std::vector<ExpRow> flashcosmos_rows(const ExpOptions& options, const FlashCosmo
         rows.push_back({"D.tPB", "die model: ParaBit sensing with latch accumulation",
                         pb.sense_us / pb.sensings, cfg.parabit_sense_us, "us"});
         rows.push_back({"D.tDMA", "die model: one 16 KiB page out on a 1.2 GB/s channel",
-                        r.dout_us / r.pages_out, 0, "us"});
+                        r.dout_us / r.pages_out, std::nullopt, "us"});
         char q[160];
         std::snprintf(q, sizeof q,
                       "link model: PCIe Gen%u x%u payload rate (raw %.1f GB/s%s), MPS %u B",
                       cfg.pcie_generation, cfg.pcie_lanes, model.link_raw_gbps(),
                       cfg.pcie_generation == 4 && cfg.pcie_lanes == 4 ? ", Table 1" : "",
                       cfg.pcie_max_payload_bytes);
-        rows.push_back({"D.link", q, model.link_gbps(), 0, "GB/s"});
+        rows.push_back({"D.link", q, model.link_gbps(), std::nullopt, "GB/s"});
         std::snprintf(q, sizeof q,
                       "host memory bandwidth for bulk AND/OR and bit count (%u x DDR4-%.0f, "
                       "%.0f%% of peak)",
                       cfg.host_dram_channels, cfg.host_dram_mts, 100 * cfg.host_dram_efficiency);
-        rows.push_back({"D.host", q, model.host_gbps(), 0, "GB/s"});
+        rows.push_back({"D.host", q, model.host_gbps(), std::nullopt, "GB/s"});
     }
 
     std::vector<Result> results;
@@ -517,11 +517,11 @@ std::vector<ExpRow> flashcosmos_rows(const ExpOptions& options, const FlashCosmo
         for (Sys s : {kFc, kPb, kIsp})
             rows.push_back({r.p.id + "." + kSysName[s],
                             r.p.label + ": " + kSysName[s] + " speed-up over OSP",
-                            r.speedup(s, kOsp), 0, "x"});
+                            r.speedup(s, kOsp), std::nullopt, "x"});
         for (Sys s : {kFc, kPb, kIsp})
             rows.push_back({r.p.id + ".e" + kSysName[s],
                             r.p.label + ": " + kSysName[s] + " energy efficiency over OSP",
-                            r.efficiency(s, kOsp), 0, "x"});
+                            r.efficiency(s, kOsp), std::nullopt, "x"});
     }
 
     // Means: geometric over the points (see the comment at the top).
@@ -604,8 +604,8 @@ std::vector<ExpRow> flashcosmos_rows(const ExpOptions& options, const FlashCosmo
                             kmax->speedup(kPb, kOsp) / k16->speedup(kPb, kOsp), 1.0, "x"});
             rows.push_back({"K.FC",
                             "KCS: FC speed-up over OSP at k=" + kmax->p.id.substr(1) +
-                                " / at k=16 (keeps improving; no value published)",
-                            kmax->speedup(kFc, kOsp) / k16->speedup(kFc, kOsp), 0, "x"});
+                                " / at k=16 (keeps improving)",
+                            kmax->speedup(kFc, kOsp) / k16->speedup(kFc, kOsp), std::nullopt, "x"});
         }
     }
     return rows;
@@ -680,7 +680,8 @@ std::vector<ExpRow> flashcosmos_platform_rows(const ExpOptions& options) {
     std::vector<std::string> names = {"bmi", "ims", "kcs"};
     if (!options.workload.empty() && options.workload != "all") names = {options.workload};
     const PlatformConfig m = options.platform();
-    const json r = run_isolated([&] { return run(m, names); });
+    const json r =
+        run_isolated([&] { return run(m, names); }, "the workloads on the platform, real firmware");
     const std::map<std::string, std::string> label = {
         {"bmi", "BMI m=1 (30 days x 4 Mi users)"},
         {"ims", "IMS (3 x 4 Mi pixels)"},
@@ -693,13 +694,13 @@ std::vector<ExpRow> flashcosmos_platform_rows(const ExpOptions& options) {
         for (int s = 0; s < 4; ++s) right += w.at(kKey[s]).at("right").get<bool>() ? 1 : 0;
         rows.push_back({id + ".ok",
                         "platform, " + label.at(n) + ": systems whose result is the host's (of 4)",
-                        right, 0, ""});
+                        right, std::nullopt, ""});
         const double osp = w.at("OSP").at("us").get<double>();
         for (int s = 0; s < 3; ++s)
             rows.push_back({id + "." + kKey[s],
                             "platform, " + label.at(n) + ": " + kKey[s] +
-                                " speed-up over OSP (8 SPUs, real firmware; no published value)",
-                            osp / w.at(kKey[s]).at("us").get<double>(), 0, "x"});
+                                " speed-up over OSP (8 SPUs, real firmware)",
+                            osp / w.at(kKey[s]).at("us").get<double>(), std::nullopt, "x"});
     }
     return rows;
 }

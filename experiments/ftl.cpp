@@ -203,18 +203,19 @@ std::vector<ExpRow> ftl_rows(const ExpOptions& o) {
     const std::vector<uint32_t> levels =
         quick ? std::vector<uint32_t>{70, 280} : std::vector<uint32_t>{70, 140, 200, 280};
     for (uint32_t op : levels) {
-        const json r = run_isolated([&] { return ftl_run(m, op, quick); });
+        const json r = run_isolated([&] { return ftl_run(m, op, quick); },
+                                    "random writes at OP " + std::to_string(op / 10) + "%");
         const std::string at = "OP " + std::to_string(op / 10) + "%";
         const std::string id = "F" + std::to_string(op / 10);
         rows.push_back({id + ".wa", "write amplification, " + at + " (vs greedy estimate)",
                         r["wa"].get<double>(), r["wa_estimate"].get<double>(), "x"});
-        rows.push_back(
-            {id + ".mean", "mean write latency, " + at, r["mean_us"].get<double>(), 0, "us"});
-        rows.push_back(
-            {id + ".p99", "p99 write latency, " + at, r["p99_us"].get<double>(), 0, "us"});
+        rows.push_back({id + ".mean", "mean write latency, " + at, r["mean_us"].get<double>(),
+                        std::nullopt, "us"});
+        rows.push_back({id + ".p99", "p99 write latency, " + at, r["p99_us"].get<double>(),
+                        std::nullopt, "us"});
         rows.push_back({id + ".gc", "GC victims per 1000 host writes, " + at,
                         1000.0 * r["gc_victims"].get<double>() / r["random_writes"].get<double>(),
-                        0, ""});
+                        std::nullopt, ""});
     }
     return rows;
 }

@@ -8,11 +8,42 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "platform/debugger.hpp"
 
 namespace canopy::experiments {
 
-nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
+namespace {
+IsolatedBatch* open_batch = nullptr;
+}
+
+IsolatedBatch::IsolatedBatch(std::string experiment, std::string console_dir,
+                             std::ostream* progress)
+    : experiment_(std::move(experiment)),
+      console_dir_(std::move(console_dir)),
+      progress_(progress) {
+    open_batch = this;
+}
+
+IsolatedBatch::~IsolatedBatch() { open_batch = nullptr; }
+
+double IsolatedBatch::seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+nlohmann::json run_isolated(const std::function<nlohmann::json()>& f, const std::string& what) {
+    std::string console_dir;
+    if (IsolatedBatch* b = open_batch) {
+        const unsigned n = ++b->started_;
+        if (b->progress_) {
+            char t[32];
+            std::snprintf(t, sizeof t, "%.1f s", b->seconds());
+            *b->progress_ << b->experiment_ << ": [" << n << "] "
+                          << (what.empty() ? "" : what + " ") << "(" << t << " so far)"
+                          << std::endl;
+        }
+        if (!b->console_dir_.empty()) console_dir = b->console_dir_ + "/" + std::to_string(n);
+    }
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error("run_isolated: pipe failed");
     std::fflush(nullptr);  // nothing buffered is printed twice
@@ -20,6 +51,8 @@ nlohmann::json run_isolated(const std::function<nlohmann::json()>& f) {
     if (pid < 0) throw std::runtime_error("run_isolated: fork failed");
     if (pid == 0) {
         close(fds[0]);
+        // The child's machine keeps its SPU consoles here (every Log starts from the default).
+        if (!console_dir.empty()) core::Log::set_default_console_dir(console_dir);
         // A kill by GDB goes back to the parent as the result, without unwinding here.
         auto send = [&](const std::string& out) {
             for (size_t done = 0; done < out.size();) {

@@ -41,7 +41,7 @@ std::vector<ExpRow> ccix_locality(const ExpOptions& o) {
     const uint64_t set = 512 * 1024;       // twice the u280's system cache, half the vck5000's L2
     auto run = [&](const char* profile) {  // the options' configuration with this profile
         const PlatformConfig base = o.platform({std::string("link.ccix.profile=") + profile});
-        return run_isolated([&] { return locality_run(base, n, set); });
+        return run_isolated([&] { return locality_run(base, n, set); }, profile);
     };
     const json u = run("u280");
     const json v = run("vck5000");
@@ -50,10 +50,10 @@ std::vector<ExpRow> ccix_locality(const ExpOptions& o) {
         {"E3.2", "u280 local hit, read", u["read"], 100.0, "ns"},
         {"E3.3", "vck5000 local hit (two levels), write", v["write"], 150.0, "ns"},
         {"E3.4", "vck5000 local hit (two levels), read", v["read"], 170.0, "ns"},
-        {"E3.5", "u280 re-reading 512 KiB, per 64 B line", u["reread"], 0.0, "ns"},
-        {"E3.6", "vck5000 re-reading 512 KiB, per 64 B line", v["reread"], 0.0, "ns"},
-        {"E3.7", "vck5000 / u280 on the large working set (pub.: vck5000 faster)",
-         v["reread"].get<double>() / u["reread"].get<double>(), 0.0, "x"},
+        {"E3.5", "u280 re-reading 512 KiB, per 64 B line", u["reread"], std::nullopt, "ns"},
+        {"E3.6", "vck5000 re-reading 512 KiB, per 64 B line", v["reread"], std::nullopt, "ns"},
+        {"E3.7", "vck5000 / u280 on the large working set (paper: vck5000 faster, < 1)",
+         v["reread"].get<double>() / u["reread"].get<double>(), 1.0, "x", 0.0, 1.0},
     };
 }
 

@@ -42,9 +42,9 @@ json lock_run(const PlatformConfig& base, unsigned workers, double device_gap_ns
 std::vector<ExpRow> lock_table(const ExpOptions& o) {
     const unsigned locks = o.quick ? 400 : 4000;
     const PlatformConfig base = o.platform();
-    const json idle = run_isolated([&] { return lock_run(base, 0, 0, locks); });
-    const json low = run_isolated([&] { return lock_run(base, 1, 4000, locks); });
-    const json high = run_isolated([&] { return lock_run(base, 4, 0, locks); });
+    const json idle = run_isolated([&] { return lock_run(base, 0, 0, locks); }, "device idle");
+    const json low = run_isolated([&] { return lock_run(base, 1, 4000, locks); }, "low contention");
+    const json high = run_isolated([&] { return lock_run(base, 4, 0, locks); }, "high contention");
     const double grants = idle["double_grants"].get<double>() + low["double_grants"].get<double>() +
                           high["double_grants"].get<double>();
     return {

@@ -1,10 +1,18 @@
 #include "experiments/registry.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
 
 #include "core/error.hpp"
 #include "core/user_files.hpp"
+#include "core/version.hpp"
+#include "experiments/figures.hpp"
+#include "experiments/isolated.hpp"
 #include "experiments/report.hpp"
+#include "platform/flash_player.hpp"
 
 namespace canopy::experiments {
 
@@ -43,8 +51,36 @@ const std::vector<Experiment>& experiments() {
     return list;
 }
 
+namespace {
+
+// Keys that are not the machine: the seed of its random streams, and `canopy run`'s default
+// scenario (which no experiment runs) with where the firmware is read from.
+bool not_the_machine(const std::string& key) {
+    return key == "sim.seed" || key.rfind("scenario.", 0) == 0;
+}
+
+// The keys whose values --config/--set moved away from the experiment's own machine.
+std::vector<std::string> changed_from_paper(const ExpOptions& options,
+                                            const std::vector<core::ParamInfo>& config) {
+    if (options.overrides.empty() && options.config_file.empty()) return {};
+    ExpOptions paper = options;
+    paper.overrides.clear();
+    paper.config_file.clear();
+    std::vector<core::ParamInfo> own;
+    paper.platform({}, &own);
+    std::map<std::string, std::string> value;
+    for (const auto& p : own) value[p.key] = p.value_text;
+    std::vector<std::string> changed;
+    for (const auto& p : config)
+        if (!not_the_machine(p.key) && value[p.key] != p.value_text)
+            changed.push_back(p.key + "=" + p.value_text);
+    return changed;
+}
+
+}  // namespace
+
 void run_experiment(const std::string& name, const ExpOptions& options, const std::string& out_dir,
-                    std::ostream& os) {
+                    std::ostream& os, std::ostream* progress) {
     const Experiment* e = nullptr;
     std::vector<std::string> names;
     for (const auto& x : experiments()) {
@@ -82,21 +118,62 @@ void run_experiment(const std::string& name, const ExpOptions& options, const st
     ExpOptions run_options = options;
     run_options.machine = e->machine;
     std::vector<core::ParamInfo> config;  // what the machines start from, for NAME.config.json
-    run_options.platform({}, &config);    // checked up front
+    const PlatformConfig machine = run_options.platform({}, &config);  // checked up front
+    ExpMeta meta;
+    meta.experiment = e->name;
+    meta.version = core::kVersion;
+    meta.seed = machine.sim.seed;
+    meta.changed = changed_from_paper(run_options, config);
+    const std::string config_json = core::dump_params(config, true);
+    meta.config_sha256 = platform::sha256_hex(reinterpret_cast<const uint8_t*>(config_json.data()),
+                                              config_json.size());
     core::prepare_output_dir(out_dir);
     run_options.out_dir = out_dir;
     if (options.debug.gdb_port) run_options.debug.gdbinit = out_dir + "/" + e->name + ".gdbinit";
-    std::vector<ExpRow> rows = e->run(run_options);
+    const std::string base = out_dir + "/" + e->name;
+    std::vector<ExpRow> rows;
+    double seconds = 0;
+    unsigned configurations = 0;
+    {
+        IsolatedBatch batch(e->name, base + ".console", progress);
+        rows = e->run(run_options);
+        seconds = batch.seconds(), configurations = batch.started();
+    }
+    for (ExpRow& r : rows) r.paper_machine = meta.changed.empty();
+    if (progress && configurations)
+        *progress << e->name << ": " << configurations << " configuration"
+                  << (configurations == 1 ? "" : "s") << " in " << std::fixed
+                  << std::setprecision(1) << seconds << " s" << std::defaultfloat << std::endl;
     os << e->name << ": " << e->description << "\n";
     for (const auto& o : options.overrides) os << "  --set " << o << "\n";
     if (!options.config_file.empty()) os << "  --config " << options.config_file << "\n";
+    if (!meta.changed.empty()) {
+        os << "  not the paper's machine (";
+        for (size_t i = 0; i < meta.changed.size(); ++i) os << (i ? ", " : "") << meta.changed[i];
+        os << " changed): rows are shown beside the published values, not scored\n";
+    }
     print_table(rows, os);
-    const std::string base = out_dir + "/" + e->name;
     write_output(base + ".csv", to_csv(rows));
-    write_output(base + ".json", to_json(rows));
-    write_output(base + ".svg", to_svg(e->name, rows));
-    write_output(base + ".config.json", core::dump_params(config, true));
-    os << "wrote " << base << ".csv, .json, .svg, .config.json\n";
+    write_output(base + ".json", to_json(rows, meta));
+    write_output(base + ".config.json", config_json);
+    os << "wrote " << base << ".csv, .json, .config.json";
+    if (std::filesystem::exists(base + ".console"))
+        os << "; SPU consoles in " << base << ".console/";
+    os << "\n";
+    if (options.figures) {
+        const Figures f = draw_figures(base + ".json", out_dir);
+        if (!f.error.empty())
+            std::cerr
+                << "canopy exp: warning: no figures for " << e->name << " (" << f.error
+                << "; they need python3 with matplotlib: apt-get install python3-matplotlib)\n";
+        else if (!f.files.empty())
+            os << "figures:" << [&] {
+                std::string v;
+                for (const auto& file : f.files)
+                    v += " " + std::filesystem::path(file).filename().string();
+                return v;
+            }() << "\n";
+    }
 }
 
 }  // namespace canopy::experiments

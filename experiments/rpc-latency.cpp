@@ -91,8 +91,8 @@ PlatformConfig rpc_latency_machine() {
 std::vector<ExpRow> rpc_latency(const ExpOptions& o) {
     const bool quick = o.quick;
     const PlatformConfig cfg = o.platform();
-    const json pcie = run_isolated([&] { return run(cfg, quick, false); });
-    const json ccix = run_isolated([&] { return run(cfg, quick, true); });
+    const json pcie = run_isolated([&] { return run(cfg, quick, false); }, "PCIe doorbells");
+    const json ccix = run_isolated([&] { return run(cfg, quick, true); }, "CCIX coherent queues");
     std::vector<ExpRow> rows;
     int id = 1;
     const std::pair<const char*, const char*> kinds[] = {
@@ -102,28 +102,29 @@ std::vector<ExpRow> rpc_latency(const ExpOptions& o) {
     };
     for (const auto& [key, what] : kinds) {
         const double d = double(pcie[key]) / 1e3, c = double(ccix[key]) / 1e3;
-        rows.push_back(
-            {"R." + std::to_string(id++), std::string(what) + ", PCIe doorbells", d, 0, "us"});
+        rows.push_back({"R." + std::to_string(id++), std::string(what) + ", PCIe doorbells", d,
+                        std::nullopt, "us"});
         rows.push_back({"R." + std::to_string(id++), std::string(what) + ", CCIX coherent queues",
-                        c, 0, "us"});
-        rows.push_back(
-            {"R." + std::to_string(id++), std::string(what) + ": CCIX / doorbells", c / d, 0, "x"});
+                        c, std::nullopt, "us"});
+        rows.push_back({"R." + std::to_string(id++), std::string(what) + ": CCIX / doorbells",
+                        c / d, std::nullopt, "x"});
     }
     const double di = double(pcie["base_iops"]) / 1e3, ci = double(ccix["base_iops"]) / 1e3;
     rows.push_back({"R." + std::to_string(id++),
-                    "Base-IO 4 KiB reads, 16 in flight on one HRE, PCIe doorbells", di, 0,
-                    "K IOPS"});
+                    "Base-IO 4 KiB reads, 16 in flight on one HRE, PCIe doorbells", di,
+                    std::nullopt, "K IOPS"});
     rows.push_back({"R." + std::to_string(id++),
-                    "Base-IO 4 KiB reads, 16 in flight on one HRE, CCIX coherent queues", ci, 0,
-                    "K IOPS"});
-    rows.push_back({"R." + std::to_string(id++), "the same: CCIX / doorbells", ci / di, 0, "x"});
+                    "Base-IO 4 KiB reads, 16 in flight on one HRE, CCIX coherent queues", ci,
+                    std::nullopt, "K IOPS"});
+    rows.push_back(
+        {"R." + std::to_string(id++), "the same: CCIX / doorbells", ci / di, std::nullopt, "x"});
     rows.push_back({"R." + std::to_string(id++), "null RPC: host device writes per RPC, doorbells",
-                    double(pcie["null_doorbells"]), 0, ""});
+                    double(pcie["null_doorbells"]), std::nullopt, ""});
     rows.push_back({"R." + std::to_string(id++), "null RPC: host device writes per RPC, CCIX",
-                    double(ccix["null_doorbells"]), 0, ""});
+                    double(ccix["null_doorbells"]), std::nullopt, ""});
     rows.push_back({"R." + std::to_string(id++),
                     "null RPC: snoops the request agent takes per RPC, CCIX",
-                    double(ccix["null_snoops"]), 0, ""});
+                    double(ccix["null_snoops"]), std::nullopt, ""});
     return rows;
 }
 

@@ -39,6 +39,7 @@ bool parse_level(const std::string& s, LogLevel& l) {
 struct Defaults {
     std::vector<std::string> rules;
     LogLevel level = LogLevel::Info;
+    std::string console_dir;
 };
 Defaults& defaults() {
     static Defaults d;
@@ -52,12 +53,16 @@ Log::Log() {
     // Canopy filters by module itself; SystemC's own verbosity filter must let debug through.
     sc_core::sc_report_handler::set_verbosity_level(sc_core::SC_DEBUG);
     configure(defaults().rules, defaults().level);
+    console_dir_ = defaults().console_dir;
 }
 
 void Log::set_defaults(const std::vector<std::string>& rules, LogLevel default_level) {
     Log().configure(rules, default_level);  // checks them
-    defaults() = {rules, default_level};
+    defaults().rules = rules;
+    defaults().level = default_level;
 }
+
+void Log::set_default_console_dir(const std::string& dir) { defaults().console_dir = dir; }
 
 void Log::configure(const std::vector<std::string>& rules, LogLevel default_level) {
     rules_.clear();

@@ -27,6 +27,8 @@ class Log {
     // The rules every Log of this process starts with (`canopy exp` builds a machine, with its
     // own services, per configuration). InputError names a bad rule.
     static void set_defaults(const std::vector<std::string>& rules, LogLevel default_level);
+    // The console directory every Log of this process starts with ("" for none).
+    static void set_default_console_dir(const std::string& dir);
 
     // Rules "PATTERN=LEVEL" (LEVEL: off, warning, info, debug), applied in order over
     // `default_level`; must come before the models are built. InputError names a bad rule.

@@ -126,7 +126,7 @@ TEST(PlatformFlashcosmosExpCli, WorkloadOption) {
     // result; Flash-Cosmos senses once per 48 operands, ParaBit once per operand, so it leads.
     const auto j = nlohmann::json::parse(canopy_test::slurp(dir + "/flashcosmos.json"));
     std::map<std::string, double> p;
-    for (const auto& row : j)
+    for (const auto& row : j.at("rows"))
         p[row.at("id").get<std::string>()] = row.at("simulated").get<double>();
     EXPECT_EQ(p["P.K.ok"], 4);
     EXPECT_GT(p["P.K.FC"], 1.5 * p["P.K.PB"]);

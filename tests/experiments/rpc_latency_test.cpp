@@ -65,6 +65,40 @@ TEST(PlatformRpcLatencyExp, SetChangesThePrototypeMachine) {
     EXPECT_NE(slurp(dir + "/stdout.txt").find("--set link.pcie.generation=1"), std::string::npos);
 }
 
+// Each configuration the experiment runs says so on stderr as it starts (what, its number, the
+// time so far); the SPUs' consoles go to OUT/NAME.console/N/, not the terminal; --quiet drops the
+// progress lines and --no-figures the figures (Fig.-less here: the rpc figure).
+TEST(PlatformRpcLatencyExp, ProgressOnStderrAndTheConsolesInFilesPerConfiguration) {
+    using canopy_test::slurp;
+    const std::string d = canopy_test::scratch("rpc-latency-progress");
+    auto r = canopy_test::run_canopy("exp rpc-latency --quick --out " + d, d);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const size_t first = r.err.find("rpc-latency: [1] PCIe doorbells ("),
+                 second = r.err.find("rpc-latency: [2] CCIX coherent queues (");
+    EXPECT_NE(first, std::string::npos) << r.err;
+    EXPECT_NE(second, std::string::npos) << r.err;
+    EXPECT_LT(first, second) << r.err;
+    EXPECT_NE(r.err.find("rpc-latency: 2 configurations in "), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("spu-os"), std::string::npos) << r.out;  // not on the terminal
+    for (const char* n : {"1", "2"})
+        for (int spu = 0; spu < 8; ++spu) {
+            const std::string log =
+                d + "/rpc-latency.console/" + n + "/spu" + std::to_string(spu) + ".log";
+            EXPECT_NE(slurp(log).find(": node " + std::to_string(spu) + " of 8"),
+                      std::string::npos)
+                << log;  // SPU-OS's boot line
+        }
+    EXPECT_TRUE(std::filesystem::exists(d + "/rpc-latency.rpc.svg"));
+
+    const std::string q = canopy_test::scratch("rpc-latency-quiet");
+    r = canopy_test::run_canopy("exp rpc-latency --quick --quiet --no-figures --out " + q, q);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("[1]"), std::string::npos) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(q + "/rpc-latency.console/1/spu0.log"));
+    EXPECT_FALSE(std::filesystem::exists(q + "/rpc-latency.rpc.svg"));
+    EXPECT_FALSE(std::filesystem::exists(q + "/rpc-latency.rpc.png"));
+}
+
 // A machine the configuration cannot build is the user's error (status 2, naming the key),
 // though it shows only when a child process builds the machine; nothing is written.
 TEST(PlatformRpcLatencyExp, AMachineThatCannotBeBuiltIsTheUsersError) {

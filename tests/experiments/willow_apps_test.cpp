@@ -22,7 +22,7 @@ TEST(PlatformWillowAppsExp, AtomicWritesKeyValueAndCachingAgainstTheHostWays) {
         for (int i = first; i < first + 3; ++i)
             EXPECT_GT(sim("A." + std::to_string(i + 1)), sim("A." + std::to_string(i))) << i;
     EXPECT_DOUBLE_EQ(sim("A.9"), sim("A.4") / sim("A.8"));
-    EXPECT_DOUBLE_EQ(rows["A.9"].published, 1.5);
+    EXPECT_EQ(rows["A.9"].published, 1.5);
     // The host store walks the chain itself: a GET is at least three system calls with a Base-IO
     // round trip each (the bucket's head, the record, the value) where the app's is one RPC; a
     // PUT four (the head, the record, the heap pointer, the new head).

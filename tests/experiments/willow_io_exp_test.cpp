@@ -57,12 +57,19 @@ TEST(PlatformWillowIoExp, BaseIoAndDirectIoAgainstThePaper) {
 
 // --set changes the prototype's machine: on PCIe 2.0 x8 (5 GT/s x 8 lanes, 8b/10b) the link
 // carries 4 GB/s each way, which the row names; the paper's 2 GB/s was the prototype's PCIe 1.1
-// x8, so the row has no published value then.
+// x8, so no row is scored against the paper then (the published values stay beside them).
 TEST(PlatformWillowIoExp, SetChangesThePrototypesLink) {
     const std::string dir = canopy_test::scratch("willow-io-gen2");
     auto rows = canopy_test::run_experiment("willow-io", dir, "--set link.pcie.generation=2");
     EXPECT_DOUBLE_EQ(rows.at("W.9").simulated, 4.0);
-    EXPECT_EQ(rows.at("W.9").published, 0.0);
+    EXPECT_EQ(rows.at("W.9").published, 2.0);
+    for (const auto& [id, r] : rows) {
+        EXPECT_FALSE(r.paper_machine) << id;
+        EXPECT_FALSE(r.error_pct) << id;
+    }
+    const auto j = nlohmann::json::parse(canopy_test::slurp(dir + "/willow-io.json"));
+    EXPECT_EQ(j.at("paper_machine"), false);
+    EXPECT_EQ(j.at("changed"), nlohmann::json({"link.pcie.generation=2"}));
     EXPECT_NE(canopy_test::slurp(dir + "/willow-io.csv").find("PCIe 2.0 x8"), std::string::npos);
     for (const char* id : {"W.1", "W.2"}) EXPECT_LT(rows.at(id).simulated, 1.0) << id;
 }

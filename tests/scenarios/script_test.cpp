@@ -180,7 +180,7 @@ TEST(PlatformScript, ExperimentWritesTableCsvJsonSvg) {
     auto r = run_canopy("exp nand-characterisation --quick --out " + d, d);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("error %"), std::string::npos);
-    auto j = nlohmann::json::parse(slurp(d + "/nand-characterisation.json"));
+    auto j = nlohmann::json::parse(slurp(d + "/nand-characterisation.json")).at("rows");
     ASSERT_GT(j.size(), 10u);
     std::map<std::string, double> err;
     for (const auto& row : j) {
@@ -193,7 +193,11 @@ TEST(PlatformScript, ExperimentWritesTableCsvJsonSvg) {
         EXPECT_LT(std::abs(err.at(id)), 2.0) << id;
     EXPECT_EQ(slurp(d + "/nand-characterisation.csv").substr(0, 45),
               "id,quantity,simulated,published,unit,error_pc");
-    EXPECT_NE(slurp(d + "/nand-characterisation.svg").find("<svg"), std::string::npos);
+    // Figures 12-14 as the paper draws them: tMWS in multiples of tR, power in a read's.
+    const std::string svg = slurp(d + "/nand-characterisation.mws.svg");
+    EXPECT_NE(svg.find("tMWS (multiples of tR)"), std::string::npos);
+    EXPECT_NE(svg.find("Figs. 12, 13"), std::string::npos);
+    EXPECT_TRUE(std::filesystem::exists(d + "/nand-characterisation.mws.png"));
 }
 
 // --set reaches the dies: Section 5.2 gives tMWS in units of tR, so a die that senses twice as
@@ -203,8 +207,8 @@ TEST(PlatformScript, ExperimentDiesTakeTheSetTiming) {
         auto r = run_canopy("exp nand-characterisation --quick --out " + d + " " + extra, d);
         EXPECT_EQ(r.status, 0) << r.err;
         std::map<std::string, double> sim;
-        for (const auto& row : nlohmann::json::parse(slurp(d + "/nand-characterisation.json")))
-            sim[row["id"]] = row["simulated"];
+        const auto j = nlohmann::json::parse(slurp(d + "/nand-characterisation.json"));
+        for (const auto& row : j.at("rows")) sim[row["id"]] = row["simulated"];
         return sim;
     };
     const auto plain = rows(scratch("exp-nand-plain"), "");
