@@ -2,7 +2,7 @@
 PACKAGES := cmake g++ make pkg-config libsystemc-dev libboost-dev libboost-program-options-dev \
             libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev libssl-dev \
             gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libelf-dev gdb-multiarch \
-            clang libclang-rt-14-dev python3-matplotlib
+            clang libclang-rt-14-dev python3-matplotlib slurm-wlm munge
 
 ifeq ($(SANITIZE),1)
   BUILD ?= build-asan

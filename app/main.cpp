@@ -13,6 +13,7 @@
 #include "app/iss.hpp"
 #include "app/replay.hpp"
 #include "app/session.hpp"
+#include "app/sweep.hpp"
 #include "core/error.hpp"
 #include "core/trace.hpp"
 #include "core/version.hpp"
@@ -70,14 +71,15 @@ const char* kUsage =
     "  replay   replay a block I/O trace through Base-IO or Direct-IO\n"
     "  fio      run an fio job file through Base-IO or Direct-IO\n"
     "  exp      run an experiment that reproduces published figures (exp --list)\n"
+    "  sweep    run exp, run, replay or fio over a grid of configuration values, merge them\n"
     "  iss      run an RV32 program (ELF) on one SPU core\n"
     "  config   show the effective configuration (config --dump)\n"
     "  regs     register maps: C headers for firmware and drivers, tables for the docs\n"
     "\n"
     "canopy <command> --help shows the command's options; canopy --version its version.\n";
 
-const std::vector<std::string> kCommands = {"run", "flash", "replay", "fio",
-                                            "exp", "iss",   "config", "regs"};
+const std::vector<std::string> kCommands = {"run",   "flash", "replay", "fio", "exp",
+                                            "sweep", "iss",   "config", "regs"};
 
 void add_config_options(po::options_description& d, app::RunOptions& o) {
     d.add_options()("config", po::value(&o.config_file),
@@ -288,6 +290,94 @@ int cmd_exp(const std::vector<std::string>& args) {
     return 0;
 }
 
+const char* const kSweepHelp =
+    "canopy sweep COMMAND [COMMAND's options] --vary key=v1,v2,... [--vary key2=...] [--zip]\n"
+    "             [-j N] [--out DIR] [--resume] [--plot QUANTITY ...]\n"
+    "             [--slurm [--partition P] [--time T]]\n"
+    "\n"
+    "Runs COMMAND (exp NAME, run, replay, fio) once per point of the grid of the varied keys, "
+    "each\n"
+    "a canopy process with its output in DIR/points/NNN/, then merges every point's quantities\n"
+    "into DIR/sweep.csv and DIR/sweep.json (one row per point per quantity: an experiment's rows,\n"
+    "or the numbers of stats.json). A point that fails is named with its folder; the others are\n"
+    "still merged (exit status 1).\n"
+    "\n"
+    "  --vary key=v1,v2,...  a configuration key and its values (repeatable; `canopy config\n"
+    "                        --dump` lists the keys); the grid is their product\n"
+    "  --zip                 pair the lists instead (all as long)\n"
+    "  -j, --jobs N          points at once on this machine (default: its cores)\n"
+    "  --out DIR             the sweep's folder (default sweep)\n"
+    "  --resume              run only the points without a successful result in DIR\n"
+    "  --plot QUANTITY       plot a quantity (a row id: E4.7, or a stats key) against the first\n"
+    "                        varied key, a line per value of the others: DIR/sweep.QUANTITY.svg\n"
+    "                        and .png (repeatable)\n"
+    "  --slurm               run the points as one Slurm job array (DIR/sweep.sbatch, submitted\n"
+    "                        with sbatch --wait), then merge; DIR must be on a file system the\n"
+    "                        nodes share, canopy at the same path on them\n"
+    "  --partition P, --time T  sbatch's --partition and --time\n";
+
+int cmd_sweep(const std::vector<std::string>& args) {
+    if (wants_help(args)) return std::cout << kSweepHelp, 0;
+    app::SweepOptions o;
+    // The sweep's own options; everything else is the command's.
+    size_t i = 0;
+    auto value = [&](const std::string& opt, const std::string& arg) -> std::string {
+        const auto eq = arg.find('=');
+        if (arg.rfind("--", 0) == 0 && eq != std::string::npos) return arg.substr(eq + 1);
+        if (i + 1 >= args.size())
+            throw InputError("canopy sweep", "option " + opt, "needs a value");
+        return args[++i];
+    };
+    for (; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        const std::string name = a.substr(0, a.find('='));
+        if (name == "--vary") {
+            const std::string v = value("--vary", a);
+            const auto eq = v.find('=');
+            if (eq == std::string::npos || eq == 0)
+                throw InputError("canopy sweep", "--vary " + v, "expected key=v1,v2,...");
+            std::vector<std::string> values;
+            std::string rest = v.substr(eq + 1);
+            for (size_t at = 0; at <= rest.size();) {
+                const size_t comma = std::min(rest.find(',', at), rest.size());
+                const std::string one = rest.substr(at, comma - at);
+                if (one.empty()) throw InputError("canopy sweep", "--vary " + v, "an empty value");
+                values.push_back(one);
+                at = comma + 1;
+            }
+            o.vary.push_back({v.substr(0, eq), values});
+        } else if (a == "--zip") {
+            o.zip = true;
+        } else if (name == "-j" || name == "--jobs") {
+            const std::string v = value(name, a);
+            unsigned n = 0;
+            const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+            if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 1 ||
+                n > 1024)
+                throw InputError("canopy sweep", "option " + name + " " + v,
+                                 "expected a whole number in [1, 1024]");
+            o.jobs = n;
+        } else if (name == "--out") {
+            o.out_dir = value("--out", a);
+        } else if (a == "--resume") {
+            o.resume = true;
+        } else if (name == "--plot") {
+            o.plots.push_back(value("--plot", a));
+        } else if (a == "--slurm") {
+            o.slurm = true;
+        } else if (name == "--partition") {
+            o.partition = value("--partition", a);
+        } else if (name == "--time") {
+            o.time = value("--time", a);
+        } else if (o.command.empty() && a.rfind("-", 0) != 0) {
+            o.command = a;
+        } else {
+            o.args.push_back(a);
+        }
+    }
+    return app::run_sweep(o);
+}
+
 int cmd_iss(const std::vector<std::string>& args) {
     app::IssOptions o;
     po::options_description d(
@@ -400,6 +490,7 @@ int canopy_main(int argc, char* argv[]) {
     if (cmd == "replay") return cmd_replay(args);
     if (cmd == "fio") return cmd_fio(args);
     if (cmd == "exp") return cmd_exp(args);
+    if (cmd == "sweep") return cmd_sweep(args);
     if (cmd == "iss") return cmd_iss(args);
     if (cmd == "config") return cmd_config(args);
     if (cmd == "regs") return cmd_regs(args);

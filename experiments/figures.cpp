@@ -1,6 +1,5 @@
 #include "experiments/figures.hpp"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,22 +7,16 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/process.hpp"
+
 namespace canopy::experiments {
 
 extern const char* const kFiguresScript;  // figures_script.cpp, generated from figures.py
 
 namespace {
 
-// Quotes `s` for /bin/sh.
-std::string shell_quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-}  // namespace
-
-Figures draw_figures(const std::string& json_path, const std::string& out_dir) {
+// Runs the script with `args`; each line it prints is a file it wrote.
+Figures run_script(const std::vector<std::string>& args) {
     Figures f;
     char script[] = "/tmp/canopy-figures-XXXXXX";
     const int fd = mkstemp(script);
@@ -33,36 +26,41 @@ Figures draw_figures(const std::string& json_path, const std::string& out_dir) {
         s << kFiguresScript;
     }
     close(fd);
+    std::string quoted = core::shell_quote(script);
+    for (const std::string& a : args) quoted += " " + core::shell_quote(a);
     // The first python3 that has matplotlib: $CANOPY_PYTHON, the one on PATH (a pyenv or venv
     // may come first there), then Debian's own, where python3-matplotlib installs.
     const std::string cmd =
         "for p in ${CANOPY_PYTHON:-} python3 /usr/bin/python3; do "
         "if \"$p\" -c 'import matplotlib' 2>/dev/null; then exec \"$p\" " +
-        shell_quote(script) + " " + shell_quote(json_path) + " " + shell_quote(out_dir) +
+        quoted +
         " 2>&1; fi; done; echo 'no python3 with matplotlib (tried $CANOPY_PYTHON, python3 on "
         "PATH, /usr/bin/python3)'; exit 3";
-    std::string output;
-    if (FILE* p = popen(cmd.c_str(), "r")) {
-        char buf[4096];
-        for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) output.append(buf, n);
-        const int status = pclose(p);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            // The last line says why (ModuleNotFoundError: No module named 'matplotlib', ...).
-            std::string last;
-            std::istringstream lines(output);
-            for (std::string l; std::getline(lines, l);)
-                if (!l.empty()) last = l;
-            f.error = last.empty() ? "python3 failed" : last;
-        } else {
-            std::istringstream lines(output);
-            for (std::string l; std::getline(lines, l);)
-                if (!l.empty()) f.files.push_back(l);
-        }
-    } else {
-        f.error = "cannot start python3";
+    const core::CommandResult r = core::run_command(cmd);
+    std::istringstream lines(r.output);
+    for (std::string l; std::getline(lines, l);)
+        if (!l.empty()) f.files.push_back(l);
+    if (r.status != 0) {
+        // The last line says why (ModuleNotFoundError: No module named 'matplotlib', ...).
+        f.files.clear();
+        const std::string why = core::last_line(r.output);
+        f.error = why.empty() ? "python3 failed" : why;
     }
     std::remove(script);
     return f;
+}
+
+}  // namespace
+
+Figures draw_figures(const std::string& json_path, const std::string& out_dir) {
+    return run_script({json_path, out_dir});
+}
+
+Figures draw_sweep_plots(const std::string& sweep_json, const std::string& out_dir,
+                         const std::vector<std::string>& quantities) {
+    std::vector<std::string> args = {"--sweep", sweep_json, out_dir};
+    args.insert(args.end(), quantities.begin(), quantities.end());
+    return run_script(args);
 }
 
 }  // namespace canopy::experiments

@@ -1,8 +1,10 @@
 """The papers' figures of `canopy exp`, drawn with matplotlib from NAME.json.
 
 canopy runs this script (embedded in the binary, experiments/CMakeLists.txt) after an experiment:
-    python3 - OUT/NAME.json OUT        (the script on stdin)
-It writes OUT/NAME.<figure>.svg and .png for each figure of the experiment, one line per file on
+    python3 figures.py OUT/NAME.json OUT
+and for `canopy sweep --plot Q ...`:
+    python3 figures.py --sweep OUT/sweep.json OUT Q ...    (OUT/sweep.Q.svg and .png)
+After an experiment it writes OUT/NAME.<figure>.svg and .png for each figure of the experiment, one line per file on
 stdout. Simulated values are bars or lines; published values are black marks beside them: a
 diamond for a value, a bar from end to end for a range, a triangle for a bound (pointing the way
 the paper's statement goes). Rows a figure needs and the run did not make (--quick, --workload)
@@ -393,14 +395,14 @@ def ftl(rows, out, name):
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     ops = sorted({int(m.group(1)) for rid in rows for m in [re.fullmatch(r"F(\d+)\.wa", rid)] if m})
     ax = axes[0]
-    marks = Marks()
-    ax.plot(ops, [rows["F%d.wa" % o]["simulated"] for o in ops], "o-", color=SIM[0],
-            label="write amplification (simulated)")
-    for o in ops:
-        marks.mark(ax, o, rows["F%d.wa" % o])
+    wa = [rows["F%d.wa" % o]["simulated"] for o in ops]
+    ax.plot(ops, wa, "o-", color=SIM[0], label="write amplification (simulated)")
+    if all("F%d.wa_greedy" % o in rows for o in ops):  # the estimate is wa / (wa / estimate)
+        ax.plot(ops, [w / rows["F%d.wa_greedy" % o]["simulated"] for w, o in zip(wa, ops)], "k--",
+                label="greedy-GC estimate (1+r)/2r (analytic)")
     ax.set_xlabel("over-provisioning (%)")
     ax.set_ylabel("write amplification (x)")
-    ax.set_title("write amplification (marks: greedy-GC estimate)")
+    ax.set_title("write amplification")
     ax.legend()
     ax = axes[1]
     for i, (kind, label) in enumerate((("mean", "mean"), ("p99", "p99"))):
@@ -531,7 +533,57 @@ FIGURES = {
 }
 
 
+def as_number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def sweep_plots(path, out, quantities):
+    """`canopy sweep --plot Q`: Q against the first varied key, a line per value of the others."""
+    with open(path) as f:
+        doc = json.load(f)
+    keys = list(doc["vary"].keys())
+    x_key, others = keys[0], keys[1:]
+    for q in quantities:
+        rows = [r for r in doc["rows"] if r["id"] == q]
+        if not rows:
+            continue
+        lines = {}
+        for r in rows:
+            label = ", ".join("%s=%s" % (k, r["settings"][k]) for k in others)
+            lines.setdefault(label, []).append((r["settings"][x_key], r["simulated"]))
+        numeric = all(as_number(x) is not None for pts in lines.values() for x, _ in pts)
+        categories = list(doc["vary"][x_key])
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        for i, (label, pts) in enumerate(lines.items()):
+            if numeric:
+                pts = sorted(pts, key=lambda p: as_number(p[0]))
+                xs = [as_number(x) for x, _ in pts]
+            else:
+                xs = [categories.index(x) for x, _ in pts]
+            ax.plot(xs, [y for _, y in pts], "o-", color=SIM[i % len(SIM)],
+                    label=label or "simulated")
+        pub = published_of(rows[0])
+        if pub and pub[1] == pub[2]:
+            ax.axhline(pub[0], color="black", ls="--", lw=1, label="published %g" % pub[0])
+        if not numeric:
+            ax.set_xticks(range(len(categories)))
+            ax.set_xticklabels(categories)
+        unit = rows[0].get("unit") or ""
+        ax.set_xlabel(x_key)
+        ax.set_ylabel("%s%s" % (q, " (%s)" % unit if unit else ""))
+        ax.set_title("%s: %s" % (doc["command"] + (" " + doc["args"][0] if doc["args"] else ""),
+                                 rows[0]["quantity"]), fontsize=9)
+        ax.legend(fontsize=7)
+        save(fig, out, "sweep", re.sub(r"[^A-Za-z0-9_.-]", "_", q))
+
+
 def main():
+    if sys.argv[1] == "--sweep":
+        sweep_plots(sys.argv[2], sys.argv[3], sys.argv[4:])
+        return
     path, out = sys.argv[1], sys.argv[2]
     with open(path) as f:
         doc = json.load(f)

@@ -207,8 +207,12 @@ std::vector<ExpRow> ftl_rows(const ExpOptions& o) {
                                     "random writes at OP " + std::to_string(op / 10) + "%");
         const std::string at = "OP " + std::to_string(op / 10) + "%";
         const std::string id = "F" + std::to_string(op / 10);
-        rows.push_back({id + ".wa", "write amplification, " + at + " (vs greedy estimate)",
-                        r["wa"].get<double>(), r["wa_estimate"].get<double>(), "x"});
+        // Nothing is published: the analytic greedy-GC estimate is the reference, as a ratio.
+        const double wa = r["wa"].get<double>();
+        rows.push_back({id + ".wa", "write amplification, " + at, wa, std::nullopt, "x"});
+        rows.push_back({id + ".wa_greedy",
+                        "write amplification / the greedy-GC estimate (1+r)/2r, " + at,
+                        wa / r["wa_estimate"].get<double>(), std::nullopt, "x"});
         rows.push_back({id + ".mean", "mean write latency, " + at, r["mean_us"].get<double>(),
                         std::nullopt, "us"});
         rows.push_back({id + ".p99", "p99 write latency, " + at, r["p99_us"].get<double>(),
@@ -221,13 +225,12 @@ std::vector<ExpRow> ftl_rows(const ExpOptions& o) {
 }
 
 Experiment ftl_experiment() {
-    return {
-        "ftl",
-        "the FTL (sw/firmware/ftl) on a channel's flash controller and 2 dies x 2 planes of "
-        "TLC: write amplification (against the greedy-GC estimate, not a published value), mean "
-        "and p99 write latency and GC rate under uniform random page writes at 7-28 % "
-        "over-provisioning",
-        ftl_rows};
+    return {"ftl",
+            "the FTL (sw/firmware/ftl) on a channel's flash controller and 2 dies x 2 planes of "
+            "TLC: write amplification (and its ratio to the greedy-GC estimate), mean "
+            "and p99 write latency and GC rate under uniform random page writes at 7-28 % "
+            "over-provisioning",
+            ftl_rows};
 }
 
 }  // namespace canopy::experiments

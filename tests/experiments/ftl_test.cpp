@@ -8,11 +8,13 @@
 
 namespace {
 
-using canopy_test::expect_within;
-
 TEST(PlatformFtlExp, WriteAmplificationAndLatencyUnderRandomWrites) {
     auto rows = canopy_test::run_experiment("ftl", canopy_test::scratch("ftl-exp"));
-    for (const char* id : {"F7.wa", "F28.wa"}) expect_within(rows, id, 25);
+    // Within 25% of the analytic greedy-GC estimate (Flash-Cosmos publishes no FTL figure).
+    for (const char* id : {"F7.wa_greedy", "F28.wa_greedy"}) {
+        EXPECT_NEAR(rows[id].simulated, 1.0, 0.25) << id;
+        EXPECT_FALSE(rows[id].published) << id;
+    }
     EXPECT_GT(rows["F7.wa"].simulated, rows["F28.wa"].simulated);
     EXPECT_GT(rows["F28.wa"].simulated, 1.0);
     EXPECT_GT(rows["F7.gc"].simulated, rows["F28.gc"].simulated);
