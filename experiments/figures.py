@@ -338,21 +338,36 @@ def lock_table(rows, out, name):
 
 # ---- Flash-Cosmos ------------------------------------------------------------------------------
 
+def curve(ax, rows, prefix, marks_at, label, color=SIM[0]):
+    """A line through rows PREFIX<n> against n, with the published rows {n: id} marked."""
+    pts = sorted((int(m.group(1)), r["simulated"]) for rid, r in rows.items()
+                 for m in [re.fullmatch(re.escape(prefix) + r"(\d+)", rid)] if m)
+    ax.plot([n for n, _ in pts], [v for _, v in pts], "o-", color=color, ms=4,
+            label=label + " (simulated)")
+    marks = Marks()
+    for n, rid in marks_at.items():
+        marks.mark(ax, n, rows.get(rid))
+    ax.legend(loc="upper left", fontsize=7)
+
+
 def nand_characterisation(rows, out, name):
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-    grouped_bars(axes[0], [("8 WL, 1 block", "F12a"), ("48 WL, 1 block", "F12b"),
-                           ("1 WL, 8 blocks", "F13a"), ("1 WL, 32 blocks", "F13b")],
-                 [("tMWS / tR", "{}")], rows, "tMWS (multiples of tR)")
-    axes[0].set_ylim(0.9, None)
-    axes[0].set_title("MWS latency (Figs. 12, 13)")
-    axes[0].tick_params(axis="x", labelrotation=15)
-    grouped_bars(axes[1], [("2 blocks", "F14a"), ("4 blocks", "F14b")],
-                 [("MWS power / read power", "{}")], rows, "power (multiples of a read's)")
-    axes[1].set_title("inter-block MWS power (Fig. 14)")
-    grouped_bars(axes[2], [("SLC", "S7a"), ("ESP", "S7b"), ("MLC", "S7c"), ("TLC", "S7d")],
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4))
+    curve(axes[0], rows, "F12.w", {8: "F12a", 48: "F12b"}, "tMWS / tR")
+    axes[0].set_xlabel("wordlines sensed in one block")
+    axes[0].set_ylabel("tMWS (multiples of tR)")
+    axes[0].set_title("intra-block MWS (Fig. 12)")
+    curve(axes[1], rows, "F13.b", {8: "F13a", 32: "F13b"}, "tMWS / tR")
+    axes[1].set_xlabel("blocks sensed, one wordline each")
+    axes[1].set_ylabel("tMWS (multiples of tR)")
+    axes[1].set_title("inter-block MWS (Fig. 13)")
+    curve(axes[2], rows, "F14.b", {2: "F14a", 4: "F14b"}, "MWS power / read power")
+    axes[2].set_xlabel("blocks sensed, one wordline each")
+    axes[2].set_ylabel("power (multiples of a read's)")
+    axes[2].set_title("inter-block MWS power (Fig. 14)")
+    grouped_bars(axes[3], [("SLC", "S7a"), ("ESP", "S7b"), ("MLC", "S7c"), ("TLC", "S7d")],
                  [("sequential write", "{}")], rows, "write bandwidth (GB/s)")
-    axes[2].set_title("SSD write bandwidth (Sec. 7.3)")
-    fig.suptitle("NAND die model against Flash-Cosmos Sec. 5 and Table 1")
+    axes[3].set_title("SSD write bandwidth (Sec. 7.3)")
+    fig.suptitle("NAND die model against Flash-Cosmos Figs. 12-14 and Sec. 7.3")
     save(fig, out, name, "mws")
 
 
