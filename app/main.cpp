@@ -179,7 +179,12 @@ int cmd_run(const std::string& cmd, const std::vector<std::string>& args) {
                         "the command script (format: traces/README.md)");
     add_run_options(d, o);
     if (cmd == "run") d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp);
-    d.add_options()("help", "this help");
+    d.add_options()("host-program", po::value(&o.host_program),
+                    "run a host program built outside Canopy: CORE=PATH.so[:SYMBOL], a shared "
+                    "library against include/canopy/host_program.h, on a host core the scenario "
+                    "leaves free (default entry canopy_host_main)")(
+        "host-arg", po::value(&o.host_args)->composing(),
+        "an argument for it (repeatable; argv[1], argv[2], ...)")("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("script", 1);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "core/error.hpp"
@@ -12,6 +13,7 @@
 #include "platform/platform.hpp"
 #include "scenarios/flash_cosmos_demo.hpp"
 #include "scenarios/flash_script.hpp"
+#include "scenarios/host_plugin.hpp"
 #include "scenarios/host_program.hpp"
 #include "scenarios/lock_table.hpp"
 #include "scenarios/willow_session.hpp"
@@ -123,6 +125,26 @@ int run_session(const RunOptions& opt) {
         cfg.scenario.willow = false;
     const bool run_locks = opt.script.empty() && LockScenario::prepare(cfg, locks_skipped);
 
+    // A host program from outside: checked and loaded before anything is built, on a core the
+    // scenario's parts leave free.
+    std::unique_ptr<HostPlugin> plugin;
+    if (!opt.host_program.empty()) {
+        std::map<unsigned, std::string> busy;
+        if (cfg.scenario.host_program != "none")
+            busy[HostScenario::kCore] = "scenario.host_program " + cfg.scenario.host_program;
+        if (cfg.scenario.willow) {
+            busy[WillowScenario::kKernelCore] = "the Willow scenario's host kernel";
+            busy[WillowScenario::kUserCore] = "the Willow scenario's user program";
+        }
+        if (run_locks) busy[LockScenario::kCore] = "the lock-table run";
+        HostPluginSpec spec = HostPluginSpec::parse(opt.host_program);
+        spec.args = opt.host_args;
+        plugin = std::make_unique<HostPlugin>(spec, params, cfg.host.cores, busy);
+    } else if (!opt.host_args.empty()) {
+        throw InputError("canopy run", "--host-arg " + opt.host_args.front(),
+                         "an argument for --host-program, which is not given");
+    }
+
     core::Services services;
     services.seed = cfg.sim.seed;
     SessionOutputs outputs(opt, services);
@@ -131,6 +153,7 @@ int run_session(const RunOptions& opt) {
     Platform platform(cfg, services);
     platform.player.load(std::move(ops), opt.script);
     HostScenario host(cfg, platform);
+    if (plugin) plugin->start(platform, services.log.console_dir());
     std::unique_ptr<WillowScenario> willow;
     if (cfg.scenario.willow) willow = std::make_unique<WillowScenario>(cfg, platform);
     std::unique_ptr<LockScenario> locks;
@@ -147,7 +170,9 @@ int run_session(const RunOptions& opt) {
     // Each part's report, then one line that sums them up.
     std::vector<std::pair<std::string, std::string>> parts = {
         {"flash", flash.ok ? (flash.summary.empty() ? "ok" : flash.summary) : "FAILED"}};
-    auto part = [&](const char* name, bool ok) { parts.push_back({name, ok ? "ok" : "FAILED"}); };
+    auto part = [&](const std::string& name, bool ok) {
+        parts.push_back({name, ok ? "ok" : "FAILED"});
+    };
     bool host_ok = host.report(std::cout, services.stats);
     if (cfg.scenario.host_program != "none") part("host program", host_ok);
     if (willow) {
@@ -164,6 +189,11 @@ int run_session(const RunOptions& opt) {
         host_ok = ok && host_ok;
     } else if (opt.script.empty()) {
         std::cout << "Lock table: skipped: " << locks_skipped << "\n";
+    }
+    if (plugin) {
+        const bool ok = plugin->report(std::cout, services.stats);
+        part("host program " + opt.host_program, ok);
+        host_ok = ok && host_ok;
     }
     if (opt.script.empty()) {
         std::cout << "Summary:";

@@ -30,6 +30,9 @@ struct RunOptions {
     std::vector<std::string> log_rules;  // --log PATTERN=LEVEL (repeatable)
     std::string script;  // `canopy flash`: the command script to replay instead of the scenario
     std::optional<uint16_t> gdb_port;  // --gdb: serve GDB on this port (0: any free one)
+    // --host-program CORE=PATH.so[:SYMBOL] and its --host-arg's (scenarios/host_plugin.hpp).
+    std::string host_program;
+    std::vector<std::string> host_args;
 };
 
 // The outputs of one run and the loop that drives the kernel. Construct before elaborating the

@@ -14,12 +14,12 @@ HostScenario::HostScenario(const PlatformConfig& cfg, Platform& platform)
     p.bytes = cfg.scenario.dma_bytes;
     p.translate = cfg.device.dma.translate;
     auto& proc = platform.host.kernel.create_process("dma-check");
-    platform.host.cores[0]->run(proc, sw::dma_check(p, dma_));
+    platform.host.cores[kCore]->run(proc, sw::dma_check(p, dma_));
 }
 
 bool HostScenario::report(std::ostream& out, core::StatsRegistry& stats) const {
     if (cfg_.scenario.host_program == "none") return true;
-    const auto& core0 = *platform_.host.cores[0];
+    const auto& core0 = *platform_.host.cores[kCore];
     const std::string m = "scenario.host";
     out << "Host program dma-check on host.core0: " << cfg_.scenario.dma_bytes
         << " B host -> device -> host by PCIe DMA ("

@@ -15,6 +15,7 @@ namespace canopy::scenarios {
 
 class HostScenario {
   public:
+    static constexpr unsigned kCore = 0;  // the core its program runs on
     // Starts the configured program (before sc_start).
     HostScenario(const platform::PlatformConfig& cfg, platform::Platform& platform);
     // Prints the outcome, records it under "scenario.host" and returns whether it succeeded.

@@ -14,7 +14,6 @@ namespace canopy::scenarios {
 using namespace platform;
 
 namespace {
-constexpr unsigned kKernelCore = 1, kUserCore = 2;
 constexpr uint64_t kFileBytes = 64 * 1024, kPage = 4096;
 constexpr uint32_t kBmiDays = 30;  // m = 1 month
 }  // namespace
@@ -238,7 +237,9 @@ bool WillowScenario::report(std::ostream& out, core::StatsRegistry& stats) const
     out << "Willow: SPU-OS on " << platform_.device.ssd.spus.size()
         << " SPUs, Base-IO and Direct-IO installed by the host kernel (host.core" << kKernelCore
         << "); file I/O on host.core" << kUserCore << "\n";
-    const std::string fault = platform_.host.first_fault();
+    // Its own cores' faults (a program on another core is not Willow's).
+    std::string fault = platform_.host.cores[kKernelCore]->fault();
+    if (fault.empty()) fault = platform_.host.cores[kUserCore]->fault();
     if (!result_.ran || !fault.empty()) {
         out << "  FAULT: " << (fault.empty() ? "the user program did not finish" : fault) << "\n";
         stats.counter(m, "faults", "Willow scenario faults", true).add(1);

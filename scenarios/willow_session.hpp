@@ -21,6 +21,9 @@ namespace canopy::scenarios {
 
 class WillowScenario {
   public:
+    // The host cores it runs on: the host kernel's (installs the apps, serves notices) and the
+    // user program's.
+    static constexpr unsigned kKernelCore = 1, kUserCore = 2;
     // Points ssd.firmware at SPU-OS when the scenario runs (before the platform is built).
     // Returns false, with the reason in `why`, when it cannot run because this build has no
     // firmware; throws InputError when the configuration stands in its way.

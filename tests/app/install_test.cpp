@@ -1,6 +1,7 @@
 // `cmake --install` (`make install PREFIX=...`; issue #30, "Install and relocate"): the installed
 // canopy boots the firmware installed beside it, found from its own path, never the build tree's;
-// a lone copy of the binary finds none and says where it looked.
+// a host program built against the installed header alone runs on it; a lone copy of the binary
+// finds no firmware and says where it looked.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -35,6 +36,24 @@ TEST(Install, TheInstalledBinaryBootsTheFirmwareInstalledBesideIt) {
     auto run = run_program(bin, std::string("run --out ") + d + "/out " + canopy_test::kSmall, d);
     EXPECT_EQ(run.status, 0) << run.out << run.err;
     EXPECT_NE(run.out.find("Willow: SPU-OS on 2 SPUs"), std::string::npos) << run.out;
+
+    // The public header is installed, and a host program built against it alone (the C
+    // compiler, the install's include directory, nothing of the build tree) runs on it.
+    const std::string include = prefix + "/include";
+    ASSERT_TRUE(fs::is_regular_file(include + "/canopy/host_program.h"));
+    auto cc = run_program("cc",
+                          "-shared -fPIC -Wall -Werror -I " + include + " -o " + d +
+                              "/memcheck.so " + canopy_test::source("tests/app/plugins/memcheck.c"),
+                          d);
+    ASSERT_EQ(cc.status, 0) << cc.out << cc.err;
+    auto own = run_program(bin,
+                           std::string("run --out ") + d + "/out3 " + canopy_test::kSmall +
+                               " --set host.cores=5 --host-program 4=" + d +
+                               "/memcheck.so --host-arg 8192",
+                           d);
+    EXPECT_EQ(own.status, 0) << own.out << own.err;
+    EXPECT_NE(own.out.find("host.core4: checked 8192 bytes, 0 wrong"), std::string::npos)
+        << own.out;
 
     // Moved away from its firmware, the binary finds none: Willow is skipped, saying where it
     // looked; it never falls back on the build tree's.
