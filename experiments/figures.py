@@ -119,7 +119,7 @@ def grouped_bars(ax, groups, series, rows, ylabel, log=False, scale=1.0):
         # From 1 (the baseline of a ratio) or below the least bar; room above for the legend.
         ax.set_yscale("log")
         ax.set_ylim(min(1.0, min(values) * 0.7), max(values) * 4)
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
+        ax.yaxis.set_major_formatter(PLAIN)
     elif values:
         ax.set_ylim(0, max(values) * 1.25)
     ax.legend(loc="upper left", fontsize=7)
@@ -135,9 +135,18 @@ def by_size(rows, prefix):
     return sorted(out, key=lambda t: t[0])
 
 
+PLAIN = matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v)
+
+
 def size_axis(ax):
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("transfer size (B, log scale)")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: "%d" % v if v < 1024 else "%dK" % (v / 1024)))
+    ax.set_xlabel("transfer size (B; K = KiB; log scale)")
+    if ax.get_yscale() == "log":  # 1, 2, 5 per decade, written out
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(PLAIN)
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
 # ---- CCIX-vs-PCIe paper ------------------------------------------------------------------------
@@ -149,8 +158,8 @@ def ccix_latency(rows, out, name):
             pts = by_size(rows, "E1.%s_%s" % (who, kind))
             ax.plot([n for n, _ in pts], [r["simulated"] for _, r in pts], "o-", color=SIM[i],
                     label=label + " (simulated)")
-        size_axis(ax)
         ax.set_yscale("log")
+        size_axis(ax)
         ax.set_ylabel("latency (ns, log scale)")
         ax.set_title("device %s of host memory" % title)
         ax.legend()
@@ -213,9 +222,9 @@ def pcie_latency(rows, out, name):
             pts.sort()
             ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=SIM[i],
                     label="PCIe-DMA %s (simulated)" % label)
-        size_axis(ax)
         if title == "latency":
             ax.set_yscale("log")
+        size_axis(ax)
         ax.set_ylabel(unit)
         ax.set_title("PCIe-DMA " + title)
         ax.legend()
@@ -388,10 +397,16 @@ def flashcosmos(rows, out, name):
                 panels.append((wl, prefix, xlabel, pts))
         if not panels:
             return
+        table = dict(rows)
+        if energy:  # Fig. 18's published points: FC's efficiency at m = 36 (rows EB36.*)
+            for key, rid in (("FC", "EB36.FC"),):
+                if "B36.e" + key in rows and rid in rows:
+                    table["B36.e" + key] = dict(rows["B36.e" + key],
+                                                published=rows[rid]["published"])
         fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4), squeeze=False)
         for ax, (wl, prefix, xlabel, pts) in zip(axes[0], panels):
             grouped_bars(ax, [(p[len(prefix):], p) for p in pts],
-                         [(label, "{}." + energy + key) for key, label in systems], rows, ylabel,
+                         [(label, "{}." + energy + key) for key, label in systems], table, ylabel,
                          log=True)
             ax.set_xlabel(xlabel)
             if not energy:  # the published geometric means over the points
