@@ -58,9 +58,14 @@ static void dram_fill(uint32_t dst, uint8_t byte, uint32_t n) {
 
 /* ---- the flash ---- */
 
+/* A plane's index among the channel's ESP units (the geometry as the FTL took it at attach). */
+static unsigned unit(uint32_t die, uint32_t plane) {
+    return (die * ftl.cfg.geo.planes_per_die + plane) % ESP_UNITS;
+}
+
 static int flash_wait(struct flash_cmd* c, uint64_t* meta) {
     c->tag = ++st.tag & 0xFFFFu;
-    latch_owner[(c->die * GEO(PLANES) + c->plane) % ESP_UNITS] = (uint16_t)fc_process;
+    latch_owner[unit(c->die, c->plane)] = (uint16_t)fc_process;
     if (flash_submit(c)) return FTL_E_IO; /* one command at a time: the queue is never full */
     st.waited = 1;
     const uint64_t t0 = spu_mtime();
@@ -276,13 +281,15 @@ uint32_t nvm_attach(void) {
 /* [addr, addr + n) inside the store: what the FTL offers, or before the flash is attached, the
  * SPU's bank of SSD memory (the store_* registers; not another SPU's bank or beyond). */
 static int in_store(uint32_t addr, uint32_t n) {
-    uint64_t base = st.nvm_base, bytes = st.bytes;
-    if (!st.attached) {
-        base = SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BASE_OFFSET) |
-               (uint64_t)SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BASE_OFFSET + 4) << 32;
-        bytes = SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BYTES_OFFSET) |
-                (uint64_t)SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BYTES_OFFSET + 4) << 32;
+    static uint64_t bank_base, bank_bytes; /* the registers, read at the first transfer */
+    if (!st.attached && !bank_bytes) {
+        bank_base = SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BASE_OFFSET) |
+                    (uint64_t)SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BASE_OFFSET + 4) << 32;
+        bank_bytes = SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BYTES_OFFSET) |
+                     (uint64_t)SPU_REG(SPU_CTL_BASE, SPU_CTL_STORE_BYTES_OFFSET + 4) << 32;
     }
+    const uint64_t base = st.attached ? st.nvm_base : bank_base;
+    const uint64_t bytes = st.attached ? st.bytes : bank_bytes;
     return addr >= base && addr - base + n <= bytes;
 }
 
@@ -344,8 +351,7 @@ _Static_assert(SPU_FC_ACC_XOR == FLASH_CTL_ACC_OP_XOR && SPU_FC_ACC_OR == FLASH_
 
 /* ESP block `block` of a's plane: its owner's slot (the block is one of the ESP region's). */
 static uint16_t* owner(const struct spu_fc_cmd* a, uint32_t block) {
-    return &esp_owner[a->die * GEO(PLANES) + a->plane]
-                     [block - (ftl.cfg.geo.blocks_per_plane - ftl.lay.esp)];
+    return &esp_owner[unit(a->die, a->plane)][block - (ftl.cfg.geo.blocks_per_plane - ftl.lay.esp)];
 }
 
 /* Whether `process` may use ESP block `block` of a's plane for op: SPU_OS_E_RANGE when nobody
@@ -401,7 +407,7 @@ static uint32_t fc_run(uint32_t op, struct spu_fc_cmd* a, uint32_t n, uint32_t p
     } else if (op == SPU_FC_XOR) {
         if (a->die >= GEO(DIES) || a->plane >= GEO(PLANES)) return SPU_OS_E_RANGE;
         /* XOR reads the latches out: only what this process's own commands put there. */
-        if (process && latch_owner[a->die * GEO(PLANES) + a->plane] != process)
+        if (process && latch_owner[unit(a->die, a->plane)] != process)
             return spu_os_denied(SPU_OS_E_PERMISSION, SPU_OS_DENIED_ESP, op,
                                  a->die << 24 | a->plane << 16);
         c.op = FLASH_XOR;
