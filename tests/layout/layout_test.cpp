@@ -25,6 +25,7 @@ const fs::path kRoot = CANOPY_SOURCE_DIR;
 // Each folder and the folders its files may include (besides its own). Models are included as
 // "part/file.hpp" (models/ is on the include path), everything else by its path from the root.
 const std::map<std::string, std::set<std::string>> kMayInclude = {
+    {"include/canopy", {}},  // the public interfaces: C, on their own
     {"models/core", {}},
     {"models/nand", {"models/core"}},
     {"models/cpu", {"models/core"}},
@@ -42,16 +43,17 @@ const std::map<std::string, std::set<std::string>> kMayInclude = {
       "sw/host", "sw/firmware", "platform"}},
     {"scenarios",
      {"models/core", "models/cpu", "models/host", "models/link", "models/nand", "models/ssd",
-      "sw/host", "sw/firmware", "platform"}},
+      "sw/host", "sw/firmware", "platform", "include/canopy"}},
     {"app",
      {"models/core", "models/cpu", "models/host", "models/link", "models/nand", "models/ssd",
-      "sw/host", "sw/firmware", "platform", "experiments", "scenarios"}},
+      "sw/host", "sw/firmware", "platform", "experiments", "scenarios", "include/canopy"}},
 };
 
 // The folder an include names, seen from `folder`; empty for a file of the folder itself.
 std::string folder_of(const std::string& inc, const std::string& folder) {
     for (const char* part : {"core", "nand", "cpu", "link", "host", "ssd"})
         if (inc.rfind(std::string(part) + "/", 0) == 0) return std::string("models/") + part;
+    if (inc.rfind("canopy/", 0) == 0) return "include/canopy";  // <canopy/...> as users write it
     for (const char* layer :
          {"sw/host", "sw/firmware", "platform", "experiments", "scenarios", "app"})
         if (inc.rfind(std::string(layer) + "/", 0) == 0) return layer;
