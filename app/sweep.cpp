@@ -413,6 +413,17 @@ int run_sweep(const SweepOptions& o) {
     std::ofstream(out + "/sweep.json") << doc.dump(2) << "\n";
     std::cout << "sweep: " << points.size() - failed << " of " << points.size()
               << " points merged into " << out << "/sweep.csv and sweep.json\n";
+    // A quantity to plot that no point measured: said with the closest that one did (the
+    // table is written by now, so nothing is lost).
+    std::set<std::string> ids;
+    for (const auto& r : rows) ids.insert(r["id"].get<std::string>());
+    for (const std::string& q : o.plots)
+        if (!ids.count(q) && failed < points.size()) {
+            const std::string hint = closest_match(q, {ids.begin(), ids.end()});
+            throw InputError("canopy sweep", "--plot " + q,
+                             "no point measured that quantity" +
+                                 (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+        }
     if (!o.plots.empty()) {
         const experiments::Figures f =
             experiments::draw_sweep_plots(out + "/sweep.json", out, o.plots);

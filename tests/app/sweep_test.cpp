@@ -111,6 +111,20 @@ TEST(Sweep, AFailedPointIsNamedTheOthersMergeAndResumeRunsOnlyWhatIsMissing) {
     EXPECT_FALSE(j.at("rows").empty());
 }
 
+// A quantity to plot that no point measured: status 2 with the closest one, the table kept.
+TEST(Sweep, APlotOfAQuantityNoPointMeasuredIsRefusedWithTheClosest) {
+    const std::string d = scratch("sweep-plot");
+    auto r = run_canopy(
+        "sweep exp atomics --quick --vary host.core.far_atomics=true,false --plot "
+        "E5.3 --out " +
+            d + "/s",
+        d);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("--plot E5.3"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("did you mean 'E5."), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::exists(d + "/s/sweep.csv"));
+}
+
 // Bad input is refused before any point runs (status 2, naming it).
 TEST(Sweep, BadInputIsRefusedBeforeAnythingRuns) {
     const std::string d = scratch("sweep-bad");
