@@ -32,14 +32,23 @@ using core::last_line;
 using core::shell_quote;
 using nlohmann::ordered_json;
 
+namespace {
+constexpr size_t kMaxPoints = 10000;  // far above any grid a machine or a cluster runs
+}
+
 std::vector<SweepPoint> sweep_points(const SweepOptions& o) {
     std::set<std::string> keys;
+    size_t product = 1;  // checked before anything is built: no grid of a billion points
     for (const auto& [key, values] : o.vary) {
         if (values.empty())
             throw InputError("canopy sweep", "--vary " + key, "no values (key=v1,v2,...)");
         if (!keys.insert(key).second)
             throw InputError("canopy sweep", "--vary " + key, "the key is varied twice");
+        product = o.zip ? values.size() : std::min(product * values.size(), kMaxPoints + 1);
     }
+    if (product > kMaxPoints)
+        throw InputError("canopy sweep", "--vary",
+                         "more than " + std::to_string(kMaxPoints) + " points in the grid");
     std::vector<SweepPoint> points;
     if (o.zip) {
         const size_t n = o.vary.empty() ? 0 : o.vary.front().second.size();
@@ -75,8 +84,6 @@ std::vector<SweepPoint> sweep_points(const SweepOptions& o) {
 }
 
 namespace {
-
-constexpr size_t kMaxPoints = 10000;  // far above any grid a machine or a cluster runs
 
 // A point's own output (stderr.txt, its result): "" when it is not there.
 std::string slurp(const std::string& path) {
@@ -142,10 +149,6 @@ void check(const SweepOptions& o, const std::vector<SweepPoint>& points) {
     }
     if (points.empty())
         throw InputError("canopy sweep", "", "nothing varies: give --vary key=v1,v2,...");
-    if (points.size() > kMaxPoints)
-        throw InputError(
-            "canopy sweep", "--vary",
-            std::to_string(points.size()) + " points, more than " + std::to_string(kMaxPoints));
     const std::vector<std::string> sets = option_values(o.args, "--set");
     const std::vector<std::string> files = option_values(o.args, "--config");
     for (const SweepPoint& p : points) {

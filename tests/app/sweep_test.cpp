@@ -128,6 +128,8 @@ TEST(Sweep, APlotOfAQuantityNoPointMeasuredIsRefusedWithTheClosest) {
 // Bad input is refused before any point runs (status 2, naming it).
 TEST(Sweep, BadInputIsRefusedBeforeAnythingRuns) {
     const std::string d = scratch("sweep-bad");
+    std::string many;  // 22 values
+    for (int i = 1; i <= 22; ++i) many += (i > 1 ? "," : "") + std::to_string(i);
     struct Case {
         std::string args, names;
     };
@@ -138,6 +140,9 @@ TEST(Sweep, BadInputIsRefusedBeforeAnythingRuns) {
              {"exp coherence --vary host.home.snoop_ns=1,,2", "an empty value"},
              {"exp nothing --vary host.home.snoop_ns=1,2", "exp nothing"},
              {"exp coherence", "nothing varies"},
+             {"exp coherence --vary sim.seed=" + many + " --vary sim.quantum_ns=" + many +
+                  " --vary host.home.snoop_ns=" + many,
+              "more than 10000 points"},  // 22 x 22 x 22
              {"iss --vary sim.seed=1,2", "command iss"},
              {"exp coherence --vary sim.seed=1,2 -j 0", "-j 0"},
              {"exp coherence --vary sim.seed=1,2 --slurm --partition 'a;b'", "--partition a;b"},
