@@ -108,7 +108,6 @@ Die::Die(sc_core::sc_module_name name, const NandConfig& cfg, core::Services& se
       cfg_(cfg),
       services_(services),
       bus_(bus),
-      channel_(channel),
       index_(index),
       path_("ch" + std::to_string(channel) + ".die" + std::to_string(index)),
       codec_(cfg.geometry),

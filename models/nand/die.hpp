@@ -54,7 +54,7 @@ class Die : public sc_core::sc_module {
     const NandConfig& cfg_;
     core::Services& services_;
     ChannelBus& bus_;
-    uint32_t channel_, index_;
+    uint32_t index_;
     std::string path_;  // "ch0.die1", for messages
     RowCodec codec_;
     ReliabilityModel model_;
