@@ -81,6 +81,8 @@ inline std::map<std::string, ExpRow> run_experiment(const std::string& name, con
                                                     const std::string& extra = "") {
     Run r = run_canopy("exp " + name + " --quick --out " + dir + " " + extra, dir);
     EXPECT_EQ(r.status, 0) << r.err;
+    // Its figures were drawn (python3 with matplotlib is part of the set-up).
+    EXPECT_EQ(r.err.find("no figures"), std::string::npos) << r.err;
     std::map<std::string, ExpRow> rows;
     const auto j = nlohmann::json::parse(slurp(dir + "/" + name + ".json"));
     auto value = [](const nlohmann::json& v) {

@@ -119,6 +119,12 @@ TEST(PlatformFlashcosmosExpCli, WorkloadOption) {
     // One workload: only its points and means (not --quick: with the platform's rows).
     auto r = canopy_test::run_canopy("exp flashcosmos --workload kcs --out " + dir, dir);
     ASSERT_EQ(r.status, 0) << r.err;
+    // Figures 17 and 18 for the one workload, beside the platform's rows.
+    EXPECT_EQ(r.err.find("no figures"), std::string::npos) << r.err;
+    const std::string svg = canopy_test::slurp(dir + "/flashcosmos.speedup.svg");
+    EXPECT_NE(svg.find("Fig. 17"), std::string::npos);
+    EXPECT_NE(svg.find("KCS: clique size k"), std::string::npos);
+    EXPECT_EQ(svg.find("BMI: months m"), std::string::npos);  // not run
     EXPECT_NE(r.out.find("K64.FC"), std::string::npos);
     EXPECT_EQ(r.out.find("B36.FC"), std::string::npos);
     EXPECT_EQ(r.out.find("M.FC "), std::string::npos);
