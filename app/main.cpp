@@ -88,6 +88,18 @@ void add_config_options(po::options_description& d, app::RunOptions& o) {
         "override one key: --set key=value (repeatable)");
 }
 
+// --model LIB.so (repeatable): TLM-2.0 models from outside, loaded before the configuration is
+// read, since their keys (model.NAME.*) are part of it (platform/user_model.hpp).
+void add_model_option(po::options_description& d, app::RunOptions& o) {
+    d.add_options()("model", po::value(&o.models)->composing(),
+                    "load a model library built against Canopy (docs/sdk.md): its TLM-2.0 "
+                    "models join the platform where they attach, their keys as model.NAME.* "
+                    "(repeatable)");
+}
+void load_models(const app::RunOptions& o) {
+    for (const std::string& m : o.models) platform::ModelRegistry::global().load(m);
+}
+
 const char* const kLogHelp =
     "log level of the modules a glob matches: PATTERN=LEVEL, LEVEL off|warning|info|debug, "
     "e.g. --log 'device.ssd.spu*=debug' --log 'device.ssd.flash0=debug' (repeatable, later "
@@ -178,17 +190,23 @@ int cmd_run(const std::string& cmd, const std::vector<std::string>& args) {
         d.add_options()("script", po::value(&o.script)->required(),
                         "the command script (format: traces/README.md)");
     add_run_options(d, o);
+    add_model_option(d, o);
     if (cmd == "run") d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp);
     d.add_options()("host-program", po::value(&o.host_program),
                     "run a host program built outside Canopy: CORE=PATH.so[:SYMBOL], a shared "
                     "library against include/canopy/host_program.h, on a host core the scenario "
                     "leaves free (default entry canopy_host_main)")(
         "host-arg", po::value(&o.host_args)->composing(),
-        "an argument for it (repeatable; argv[1], argv[2], ...)")("help", "this help");
+        "an argument for it (repeatable; argv[1], argv[2], ...)")(
+        "app", po::value(&o.apps)->composing(),
+        "NAME=PATH.elf: an SSD App built with the SDK (docs/sdk.md), installed by the host "
+        "kernel on every SPU in the slot it is linked for (repeatable; adds to scenario.apps)")(
+        "help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("script", 1);
     auto vm = parse(cmd, args, d, cmd == "flash" ? &pos : nullptr);
+    load_models(o);
     o.seed = whole<uint64_t>(vm, cmd, "seed", 0, UINT64_MAX);
     o.gdb_port = gdb_port(vm, cmd);
     return app::run_session(o);
@@ -211,11 +229,13 @@ int cmd_replay(const std::vector<std::string>& args) {
         "timed", po::bool_switch(&o.timed),
         "issue each request no earlier than its timestamp (default: as fast as they complete)");
     add_run_options(d, o.run, "trace-json");
+    add_model_option(d, o.run);
     d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp)("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("trace", 1);
     auto vm = parse("replay", args, d, &pos);
+    load_models(o.run);
     o.run.seed = whole<uint64_t>(vm, "replay", "seed", 0, UINT64_MAX);
     o.threads = whole<uint32_t>(vm, "replay", "threads", 1, UINT32_MAX).value_or(2);
     o.iodepth = whole<uint32_t>(vm, "replay", "iodepth", 1, 1024).value_or(1);
@@ -234,11 +254,13 @@ int cmd_fio(const std::vector<std::string>& args) {
         "output-format", po::value(&o.output_format)->default_value("normal"),
         "normal (fio's text) or json (fio's JSON on stdout); OUT/fio.json is written either way");
     add_run_options(d, o.run, "trace-json");
+    add_model_option(d, o.run);
     d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp)("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("job-file", 1);
     auto vm = parse("fio", args, d, &pos);
+    load_models(o.run);
     o.run.seed = whole<uint64_t>(vm, "fio", "seed", 0, UINT64_MAX);
     o.run.gdb_port = gdb_port(vm, "fio");
     return app::run_fio(o);
@@ -411,6 +433,7 @@ int cmd_config(const std::vector<std::string>& args) {
     po::options_description d(
         "canopy config --dump [--json] [--iss] [--config FILE] [--set key=value ...]");
     add_config_options(d, o);
+    add_model_option(d, o);
     d.add_options()("dump", po::bool_switch(&dump),
                     "print every key: value, unit, description, default")(
         "json", po::bool_switch(&json), "print the effective configuration as a JSON config file")(
@@ -419,6 +442,7 @@ int cmd_config(const std::vector<std::string>& args) {
     if (wants_help(args)) return std::cout << d << "\n", 0;
     parse("config", args, d);
     if (!dump && !json) throw InputError("canopy config", "", "say --dump or --json");
+    load_models(o);
     platform::PlatformConfig cfg;
     platform::IssConfig iss_cfg;
     std::cout << core::dump_params(iss ? platform::load_config(iss_cfg, o.config_file, o.overrides)

@@ -111,17 +111,32 @@ int run_session(const RunOptions& opt) {
     std::vector<std::string> overrides = opt.overrides;
     if (opt.seed) overrides.push_back("sim.seed=" + std::to_string(*opt.seed));
     auto params = load_config(cfg, opt.config_file, overrides);
+    if (!opt.apps.empty()) {  // --app adds to scenario.apps (of the config file, or of --set)
+        std::string apps = cfg.scenario.apps;
+        for (const std::string& a : opt.apps) {
+            if (a.find(',') != std::string::npos)
+                throw InputError("--app", a, "one NAME=PATH.elf per --app (no ',')");
+            apps += (apps.empty() ? "" : ",") + a;
+        }
+        overrides.push_back("scenario.apps=" + apps);
+        cfg = PlatformConfig();
+        params = load_config(cfg, opt.config_file, overrides);
+    }
 
     // Parse the whole script before building anything: a bad line costs nothing.
     std::vector<FlashOp> ops =
         opt.script.empty() ? build_fc_demo(cfg) : parse_flash_script(opt.script, cfg.nand.geometry);
 
     if (!opt.script.empty()) {  // a script runs alone
+        if (!cfg.scenario.apps.empty())
+            throw InputError("canopy flash", "scenario.apps=" + cfg.scenario.apps,
+                             "a script runs alone, without the Willow SSD to install apps on");
         cfg.scenario.host_program = "none";
         cfg.scenario.willow = false;
     }
     std::string willow_skipped, locks_skipped = "a script runs alone";
-    if (cfg.scenario.willow && !WillowScenario::prepare(cfg, willow_skipped))
+    if ((cfg.scenario.willow || !cfg.scenario.apps.empty()) &&
+        !WillowScenario::prepare(cfg, willow_skipped))
         cfg.scenario.willow = false;
     const bool run_locks = opt.script.empty() && LockScenario::prepare(cfg, locks_skipped);
 
@@ -153,9 +168,9 @@ int run_session(const RunOptions& opt) {
     Platform platform(cfg, services);
     platform.player.load(std::move(ops), opt.script);
     HostScenario host(cfg, platform);
-    if (plugin) plugin->start(platform, services.log.console_dir());
     std::unique_ptr<WillowScenario> willow;
     if (cfg.scenario.willow) willow = std::make_unique<WillowScenario>(cfg, platform);
+    if (plugin) plugin->start(platform, services.log.console_dir(), willow.get());
     std::unique_ptr<LockScenario> locks;
     if (run_locks) locks = std::make_unique<LockScenario>(cfg, platform);
     outputs.watch(platform.debugger.get());

@@ -33,6 +33,10 @@ struct RunOptions {
     // --host-program CORE=PATH.so[:SYMBOL] and its --host-arg's (scenarios/host_plugin.hpp).
     std::string host_program;
     std::vector<std::string> host_args;
+    // --model LIB.so (repeatable): model libraries, loaded before the configuration is read.
+    std::vector<std::string> models;
+    // --app NAME=PATH.elf (repeatable): SSD Apps from outside, added to scenario.apps.
+    std::vector<std::string> apps;
 };
 
 // The outputs of one run and the loop that drives the kernel. Construct before elaborating the

@@ -54,8 +54,16 @@ const WillowConfig& checked(const WillowConfig& c) {
 }
 }  // namespace
 
+std::vector<BarDecoder::Window> Device::builtin_windows() {
+    return {{kDmaRegsOffset, kRegsWindowBytes},
+            {kCtgRegsOffset, kRegsWindowBytes},
+            {kBridgeCtlOffset, kBridgeCtlBytes},
+            {kDoorbellsOffset, kDoorbellsBytes}};
+}
+
 Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link::CcixConfig& ccix,
-               const WillowConfig& ssd_cfg, core::Services& services, const nand::NandConfig* nand)
+               const WillowConfig& ssd_cfg, core::Services& services, const nand::NandConfig* nand,
+               const std::vector<BarDecoder::Window>& model_windows)
     : sc_module(name),
       memory("memory", cfg.memory, services),
       atc("atc", cfg.atc, services),
@@ -68,10 +76,11 @@ Device::Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link
       vc("vc", services),
       ssd("ssd", checked(ssd_cfg), services, core::no_stream(), true, nand),
       bar0("bar0", cfg.bar0_address, kBar0Bytes,
-           {{kDmaRegsOffset, kRegsWindowBytes},
-            {kCtgRegsOffset, kRegsWindowBytes},
-            {kBridgeCtlOffset, kBridgeCtlBytes},
-            {kDoorbellsOffset, kDoorbellsBytes}}),
+           [&] {
+               std::vector<BarDecoder::Window> w = builtin_windows();
+               w.insert(w.end(), model_windows.begin(), model_windows.end());
+               return w;
+           }()),
       bar0_address_(cfg.bar0_address) {
     atc.ats_initiator.bind(fabric.in);
     dma.host_initiator.bind(fabric.in);

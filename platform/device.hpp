@@ -71,9 +71,14 @@ class Device : public sc_core::sc_module {
     // Throws InputError when the SSD's queue pairs do not fit the doorbell window, or for a bad
     // firmware ELF.
     // With `nand`, the SSD has its flash controllers (their nand sockets are the caller's to bind).
+    // `model_windows`: more windows of BAR0 after the built-in ones (models from outside), whose
+    // targets the caller binds to bar0.out in that order.
     Device(sc_core::sc_module_name name, const DeviceConfig& cfg, const link::CcixConfig& ccix,
            const WillowConfig& ssd_cfg, core::Services& services,
-           const nand::NandConfig* nand = nullptr);
+           const nand::NandConfig* nand = nullptr,
+           const std::vector<BarDecoder::Window>& model_windows = {});
+    // The register blocks' windows, in bar0.out's order.
+    static std::vector<BarDecoder::Window> builtin_windows();
 
     // Where the host finds the SSD: for the Willow driver.
     sw::WillowDevice willow_device() const;

@@ -45,6 +45,14 @@ class FanIn : public sc_core::sc_module {
     }
 };
 
+// An initiator that sends nothing, for a target nothing else drives (a channel of the NAND array
+// whose place a model from outside took): SystemC wants every socket bound.
+class IdleInitiator : public sc_core::sc_module {
+  public:
+    tlm_utils::simple_initiator_socket<IdleInitiator> out;
+    explicit IdleInitiator(sc_core::sc_module_name name) : sc_module(name), out("out") {}
+};
+
 class BarDecoder : public sc_core::sc_module {
   public:
     // A register block inside the BAR: its byte offset from the BAR's base and its size.

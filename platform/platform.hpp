@@ -21,12 +21,15 @@
 #include "platform/flash_player.hpp"
 #include "platform/host_complex.hpp"
 #include "platform/platform_config.hpp"
+#include "platform/user_model.hpp"
 
 namespace canopy::platform {
 
 class Platform {
   public:
     Platform(const PlatformConfig& cfg, core::Services& services);
+    Platform(const Platform&) = delete;
+    Platform& operator=(const Platform&) = delete;
 
     // Willow's device as its host driver sees it; with `interrupts`, the bridge's completion
     // MSIs reach HREs through host.msi.
@@ -47,8 +50,18 @@ class Platform {
     nand::FlashArray nand;
     FlashPlayer player;
     std::vector<std::unique_ptr<FanIn>> nand_port;  // one per channel
+    // Models from outside (cfg.models, platform/user_model.hpp): "model.NAME", bound where each
+    // attaches (a BAR0 window, a ring node, a flash channel); null without any.
+    std::unique_ptr<ModelBay> models;
+    std::vector<std::unique_ptr<IdleInitiator>> idle;  // on the array's channels models took
     // GDB on the SPU cores, when cfg.debug asks for it (after every model: it halts the cores).
     std::unique_ptr<Debugger> debugger;
+
+  private:
+    // Builds the models from outside and binds them; a flash channel's model goes into
+    // channel_target (the NAND array's channel otherwise). InputError for a bad place.
+    void attach_models(std::vector<tlm::tlm_target_socket<>*>& channel_target,
+                       core::Services& services);
 };
 
 }  // namespace canopy::platform

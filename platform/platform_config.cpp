@@ -27,7 +27,14 @@ void ScenarioConfig::describe(core::Params& p) {
                 "lock-table run: the device lock module's requests in flight", 0, 16)(
         "firmware_dir", firmware_dir,
         "the SPU firmware ELFs (spu_os.elf, app_*.elf); default: firmware/ beside canopy, "
-        "or PREFIX/share/canopy/firmware when installed");
+        "or PREFIX/share/canopy/firmware when installed")(
+        "apps", apps,
+        "SSD Apps from outside, NAME=PATH.elf[,...], each installed in the slot it is linked "
+        "for (docs/sdk.md; canopy run --app adds one)")(
+        "app_region_bytes", app_region_bytes, "B",
+        "per SPU: the store region a process using the apps of scenario.apps is granted "
+        "(whole 8 KiB stripes)",
+        8192u, 1u << 30);
 }
 
 std::vector<std::string> ScenarioConfig::firmware_search_paths() {
@@ -71,6 +78,10 @@ void PlatformConfig::describe(core::Params& p) {
     core::Params sc = p.scope("scenario");
     scenario.describe(sc);
     software.describe(p);
+    for (ModelSetup& m : models) {
+        core::Params ms = p.scope("model." + m.entry->name);
+        m.describe(ms);
+    }
 }
 
 std::vector<core::ParamInfo> load_params(const std::function<void(core::Params&)>& describe,

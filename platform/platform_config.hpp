@@ -15,6 +15,7 @@
 #include "nand/config.hpp"
 #include "platform/device.hpp"
 #include "platform/host_complex.hpp"
+#include "platform/user_model.hpp"
 #include "sw/host/runtime_config.hpp"
 
 namespace canopy::platform {
@@ -44,6 +45,11 @@ struct ScenarioConfig {
     uint32_t lock_table_locks = 200;
     uint32_t lock_table_workers = 2;
     std::string firmware_dir = default_firmware_dir();  // the SPU ELFs ("": none found)
+    // SSD Apps from outside the tree, "NAME=PATH.elf[,...]" (`canopy run --app` adds to it):
+    // the Willow scenario's kernel installs each in the slot it is linked for (docs/sdk.md), and
+    // a process asking for it gets app_region_bytes of every SPU's store.
+    std::string apps;
+    uint32_t app_region_bytes = 1 << 20;  // assumed: 1 MiB per SPU
     // The first of firmware_search_paths() holding spu_os.elf, "" when none does.
     static std::string default_firmware_dir();
     // Where the firmware is looked for, relative to the running executable (never a path
@@ -71,6 +77,8 @@ struct PlatformConfig {
     nand::NandConfig nand;
     ScenarioConfig scenario;
     sw::HostRuntimeConfig software;  // host software layers above the drivers
+    // Models from outside (--model LIB.so, platform/user_model.hpp), "model.NAME.".
+    std::vector<ModelSetup> models = ModelSetup::registered();
     DebugConfig debug;
     void describe(core::Params& p);
     // The SPUs boot scenario.firmware_dir's SPU-OS, unless ssd.firmware names an ELF already;

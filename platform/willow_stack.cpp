@@ -1,8 +1,12 @@
 #include "platform/willow_stack.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <sstream>
 
 #include "core/error.hpp"
+#include "core/trace.hpp"
+#include "cpu/elf_loader.hpp"
 #include "sw/firmware/apps/atomic_writes_abi.h"
 #include "sw/firmware/apps/block_io_abi.h"
 #include "sw/firmware/apps/caching_abi.h"
@@ -85,14 +89,77 @@ WillowStack::WillowStack(Platform& p, WillowStackConfig c)
 
 std::vector<WillowStack::App> WillowStack::apps() const {
     const std::string& d = cfg.firmware_dir;
-    std::vector<App> v = {{d + "/app_base_io.elf", cfg.base_io_app, kBaseIoSlot},
-                          {d + "/app_direct_io.elf", cfg.direct_io_app, kDirectIoSlot}};
+    std::vector<App> v = {
+        {"base-io", d + "/app_base_io.elf", cfg.base_io_app, kBaseIoSlot},
+        {"direct-io", d + "/app_direct_io.elf", cfg.direct_io_app, kDirectIoSlot}};
     if (has_flash_cosmos())
-        v.push_back({d + "/app_flash_cosmos.elf", cfg.flash_cosmos_app, kFlashCosmosSlot});
-    v.push_back({d + "/app_kv.elf", cfg.kv_app, kKvSlot});
-    v.push_back({d + "/app_atomic_writes.elf", cfg.atomic_writes_app, kAtomicWritesSlot});
-    if (cfg.cache_bytes) v.push_back({d + "/app_caching.elf", cfg.caching_app, kCachingSlot});
+        v.push_back(
+            {"flash-cosmos", d + "/app_flash_cosmos.elf", cfg.flash_cosmos_app, kFlashCosmosSlot});
+    if (has_key_value()) v.push_back({"key-value", d + "/app_kv.elf", cfg.kv_app, kKvSlot});
+    if (has_atomic_writes())
+        v.push_back({"atomic-writes", d + "/app_atomic_writes.elf", cfg.atomic_writes_app,
+                     kAtomicWritesSlot});
+    if (has_caching())
+        v.push_back({"caching", d + "/app_caching.elf", cfg.caching_app, kCachingSlot});
+    for (const UserApp& u : cfg.user_apps) v.push_back({u.name, u.elf, u.id, u.slot});
     return v;
+}
+
+std::optional<uint32_t> WillowStack::app_id(const std::string& name) const {
+    for (const App& a : apps())
+        if (a.name == name) return a.id;
+    return std::nullopt;
+}
+
+std::string WillowStack::displaced_by(uint32_t slot) const {
+    for (const UserApp& u : cfg.user_apps)
+        if (u.slot == slot) return u.name;
+    return "";
+}
+
+std::vector<UserApp> UserApp::parse(const std::string& text, const std::string& input) {
+    std::vector<UserApp> out;
+    std::istringstream items(text);
+    for (std::string item; std::getline(items, item, ',');) {
+        const auto eq = item.find('=');
+        UserApp u;
+        u.name = item.substr(0, eq == std::string::npos ? 0 : eq);
+        u.elf = eq == std::string::npos ? "" : item.substr(eq + 1);
+        auto refuse = [&](const std::string& why) { throw InputError(input, item, why); };
+        if (u.name.empty() || u.elf.empty()) refuse("expected NAME=PATH.elf");
+        if (u.name.size() > 32 ||
+            u.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
+            refuse("an app's name is 1 to 32 of a-z, 0-9, '_' and '-'");
+        for (const char* b :
+             {"base-io", "direct-io", "flash-cosmos", "key-value", "atomic-writes", "caching"})
+            if (u.name == b) refuse("'" + u.name + "' is a built-in app's name");
+        for (const UserApp& o : out)
+            if (o.name == u.name) refuse("the name '" + u.name + "' is given twice");
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(u.elf, ec)) refuse("no such file");
+        const cpu::ElfImage image(u.elf);  // InputError for what is not an ELF32 RISC-V file
+        const uint32_t at = image.entry() - SPU_OS_CODE_SLOT_BASE;
+        if (image.entry() < SPU_OS_CODE_SLOT_BASE || at % SPU_OS_CODE_SLOT_SIZE ||
+            at / SPU_OS_CODE_SLOT_SIZE >= SPU_OS_SLOTS)
+            refuse("not an SSD App: its entry " + core::TransactionTrace::hex(image.entry()) +
+                   " is no slot's start (build it with canopy_spu_app(), docs/sdk.md)");
+        u.slot = at / SPU_OS_CODE_SLOT_SIZE;
+        if (u.slot == WillowStack::kBaseIoSlot || u.slot == WillowStack::kDirectIoSlot)
+            refuse("it is linked for slot " + std::to_string(u.slot) +
+                   ", Base-IO's or Direct-IO's, which the file system needs; link it for slot 0, "
+                   "1, 4 or 5");
+        for (const UserApp& o : out)
+            if (o.slot == u.slot)
+                refuse("slot " + std::to_string(u.slot) + " is already " + o.name + "'s");
+        try {
+            sw::app_install_rpcs(u.elf, u.slot);  // every segment inside the slot
+        } catch (const host::HostFault& e) {
+            refuse(e.what());
+        }
+        u.id = WillowStack::kUserAppIds + uint32_t(out.size());
+        out.push_back(u);
+    }
+    return out;
 }
 
 // The apps' regions are the stack's own choice; the store they must fit in follows from the
@@ -103,13 +170,20 @@ void WillowStack::check_regions() const {
         throw std::logic_error(
             "Willow stack: Key-Value, Atomic-Writes and Caching regions must "
             "be whole numbers of 8 KiB stripes");
-    const uint64_t regions = uint64_t(cfg.kv_bytes) + cfg.aw_bytes + cfg.cache_bytes;
+    if (cfg.user_bytes % BLOCK_IO_STRIPE_BYTES || (!cfg.user_apps.empty() && !cfg.user_bytes))
+        throw InputError("config", "scenario.app_region_bytes=" + std::to_string(cfg.user_bytes),
+                         "the user apps' region must be a whole, nonzero number of " +
+                             std::to_string(BLOCK_IO_STRIPE_BYTES) + " B stripes");
+    const uint64_t regions =
+        uint64_t(cfg.kv_bytes) + cfg.aw_bytes + cfg.cache_bytes + user_region_bytes();
     if (regions >= spu_store_bytes())
         throw InputError(
             "config", on_flash ? "nand.geometry" : "ssd.dram",
             "each SPU's store holds " + std::to_string(spu_store_bytes()) +
                 " B, too little for Willow's Key-Value, Atomic-Writes and Caching regions (" +
-                std::to_string(regions) + " B) and a file system beside them; give the " +
+                std::to_string(regions) + " B" +
+                (user_region_bytes() ? ", with the user apps' region" : "") +
+                ") and a file system beside them; give the " +
                 (on_flash ? "NAND array more wordlines, blocks or dies (or set ssd.store.flash="
                             "false)"
                           : "SSD memory more bytes per SPU") +
@@ -180,7 +254,7 @@ uint64_t WillowStack::spu_store_bytes() const {
 }
 
 uint64_t WillowStack::fs_rows() const {
-    return spu_store_bytes() - cfg.kv_bytes - cfg.aw_bytes - cfg.cache_bytes;
+    return spu_store_bytes() - cfg.kv_bytes - cfg.aw_bytes - cfg.cache_bytes - user_region_bytes();
 }
 
 uint32_t WillowStack::cache_frames() const {
@@ -215,19 +289,21 @@ void WillowStack::setup_regions(sw::WillowApps& apps) {
                 break;
             }
     };
-    each("KV_SETUP", cfg.kv_app, KV_E_STATE, sw::spu_os_result_name,
-         [&](uint32_t s, uint32_t format) {
-             return kv_setup_args{kv_base(s), cfg.kv_bytes, cfg.kv_buckets, format};
-         });
-    each("AW_SETUP", cfg.atomic_writes_app, AW_E_STATE, sw::atomic_writes_result_name,
-         [&](uint32_t s, uint32_t format) {
-             return aw_setup_args{aw_base(s), cfg.aw_bytes, s, spus, format};
-         });
-    if (cfg.cache_bytes)
+    if (has_key_value())
+        each("KV_SETUP", cfg.kv_app, KV_E_STATE, sw::spu_os_result_name,
+             [&](uint32_t s, uint32_t format) {
+                 return kv_setup_args{kv_base(s), cfg.kv_bytes, cfg.kv_buckets, format};
+             });
+    if (has_atomic_writes())
+        each("AW_SETUP", cfg.atomic_writes_app, AW_E_STATE, sw::atomic_writes_result_name,
+             [&](uint32_t s, uint32_t format) {
+                 return aw_setup_args{aw_base(s), cfg.aw_bytes, s, spus, format};
+             });
+    if (has_caching())
         each("CACHE_SETUP", cfg.caching_app, CACHE_E_STATE, sw::caching_result_name,
              [&](uint32_t s, uint32_t format) { return cache_setup(s, format); });
     // Committed transactions are finished everywhere before the rest are dropped.
-    for (uint32_t phase = 1; phase <= 2; ++phase)
+    for (uint32_t phase = 1; phase <= 2 && has_atomic_writes(); ++phase)
         for (uint32_t s = 0; s < spus; ++s) {
             const aw_recover_args a{phase};
             const uint16_t id = SPU_OS_RPC_ID(cfg.atomic_writes_app, AW_RECOVER);
@@ -247,14 +323,32 @@ void WillowStack::grant_region(host::HostCore& cpu, const std::function<uint32_t
                         SPU_OS_PERM_READ | SPU_OS_PERM_WRITE);
 }
 
+// A built-in app a user app took the slot of: its library cannot be had.
+void WillowStack::require(bool installed, const char* app, uint32_t slot) const {
+    if (!installed)
+        throw host::HostFault("Willow stack: no " + std::string(app) + " app: its slot " +
+                              std::to_string(slot) + " holds the user app " + displaced_by(slot));
+}
+
+void WillowStack::grant_user_region(host::HostCore& cpu) {
+    if (cfg.user_apps.empty())
+        throw host::HostFault(
+            "Willow stack: no user app is installed (scenario.apps), so there "
+            "is no user region to grant");
+    grant_region(
+        cpu, [&](uint32_t s) { return user_base(s); }, cfg.user_bytes);
+}
+
 std::unique_ptr<sw::AtomicWrites> WillowStack::atomic_writes(host::HostCore& cpu,
                                                              sw::DirectIo& dio) {
+    require(has_atomic_writes(), "Atomic-Writes", kAtomicWritesSlot);
     grant_region(
         cpu, [&](uint32_t s) { return aw_base(s); }, cfg.aw_bytes);
     return std::make_unique<sw::AtomicWrites>(dio, cfg.atomic_writes_app);
 }
 
 std::unique_ptr<sw::KvStore> WillowStack::key_value(host::HostCore& cpu) {
+    require(has_key_value(), "Key-Value", kKvSlot);
     grant_region(
         cpu, [&](uint32_t s) { return kv_base(s); }, cfg.kv_bytes);
     return std::make_unique<sw::KvStore>(std::make_unique<sw::Hre>(cpu, driver.open(cpu)),
@@ -263,6 +357,7 @@ std::unique_ptr<sw::KvStore> WillowStack::key_value(host::HostCore& cpu) {
 
 std::unique_ptr<sw::SsdCache> WillowStack::caching(host::HostCore& cpu) {
     if (!cfg.cache_bytes) throw host::HostFault("Willow stack: no Caching app (cache_bytes = 0)");
+    require(has_caching(), "Caching", kCachingSlot);
     grant_region(
         cpu, [&](uint32_t s) { return cache_base(s); }, cfg.cache_bytes);
     return std::make_unique<sw::SsdCache>(cpu, std::make_unique<sw::Hre>(cpu, driver.open(cpu)),
@@ -280,7 +375,8 @@ std::unique_ptr<sw::FlashCache> WillowStack::flash_cache(host::HostCore& cpu, ui
 // The app keeps FC_UNITS planes per SPU and a 64-bit wordline map: larger channels go without.
 bool WillowStack::has_flash_cosmos() const {
     const sw::FcGeometry g = flash_cosmos_geometry();
-    return on_flash && platform.cfg.ssd.store.esp_blocks > 0 && g.units() <= FC_UNITS &&
+    return displaced_by(kFlashCosmosSlot).empty() && on_flash &&
+           platform.cfg.ssd.store.esp_blocks > 0 && g.units() <= FC_UNITS &&
            g.wordlines <= FC_MAX_WORDLINES && g.page_bytes <= 0xFFFF;
 }
 

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,17 @@
 struct cache_setup_args;
 
 namespace canopy::platform {
+
+// An SSD App built outside Canopy (the SDK: docs/sdk.md): its name, ELF, the slot its link
+// address names, and the app id the kernel gives it.
+struct UserApp {
+    std::string name, elf;
+    uint32_t slot = 0, id = 0;
+    // Parses scenario.apps, "NAME=PATH.elf[,NAME=PATH.elf...]", and checks each ELF is an SSD App
+    // linked for a slot a user app may take (not Base-IO's or Direct-IO's, which the file system
+    // needs), no two in one slot and no name twice. Throws InputError naming `input` and the item.
+    static std::vector<UserApp> parse(const std::string& text, const std::string& input);
+};
 
 struct WillowStackConfig {
     std::string firmware_dir;                     // where app_base_io.elf and app_direct_io.elf are
@@ -55,6 +67,12 @@ struct WillowStackConfig {
     uint32_t fs_inodes = 64;
     sw::WillowFsConfig fs;
     sw::DirectIoModuleConfig module;
+    // SSD Apps from outside the tree (scenario.apps, `canopy run --app NAME=PATH.elf`): each
+    // installed in the slot it is linked for, in place of the built-in app of that slot (whose
+    // part of the stack is then off), with ids from kUserAppIds up in order; a process that asks
+    // (grant_user_region) gets user_bytes of every SPU's store below the Caching region.
+    std::vector<UserApp> user_apps;
+    uint32_t user_bytes = 1 << 20;  // assumed: 1 MiB per SPU, a whole number of 8 KiB stripes
     // When set, the kernel attaches the flash store only once this holds: the default scenario's
     // Flash-Cosmos demonstration drives the same dies directly (platform/flash_player), and an
     // FTL command between its MWS and the latch read-out would overwrite the latches.
@@ -69,12 +87,20 @@ class WillowStack {
 
     WillowStack(Platform& platform, WillowStackConfig cfg);
 
-    // The SSD Apps the kernel installs on every SPU, in order: the ELF, its app id, its slot.
+    // The first id the kernel gives an app from outside (scenario.apps).
+    static constexpr uint32_t kUserAppIds = 16;
+
+    // The SSD Apps the kernel installs on every SPU, in order: its name ("base-io", "key-value",
+    // a user app's), the ELF, its app id, its slot.
     struct App {
-        std::string elf;
+        std::string name, elf;
         uint32_t id, slot;
     };
     std::vector<App> apps() const;
+    // The id of the installed app `name` (none: not installed).
+    std::optional<uint32_t> app_id(const std::string& name) const;
+    // The user app that took built-in slot `slot` in its place, "" when none did.
+    std::string displaced_by(uint32_t slot) const;
 
     // Starts the kernel program on host core `core` (before sc_start).
     void start_kernel(unsigned core);
@@ -116,6 +142,16 @@ class WillowStack {
     cache_setup_args cache_setup(uint32_t spu, uint32_t format) const;
     // Whether the kernel installs the Flash-Cosmos app, and the geometry its library needs.
     bool has_flash_cosmos() const;
+    // Whether it installs Key-Value, Atomic-Writes and Caching (a user app may take their slot).
+    bool has_key_value() const { return displaced_by(kKvSlot).empty(); }
+    bool has_atomic_writes() const { return displaced_by(kAtomicWritesSlot).empty(); }
+    bool has_caching() const { return cfg.cache_bytes && displaced_by(kCachingSlot).empty(); }
+    // A system call for the user apps: the kernel grants the calling process the user region of
+    // every SPU's store for good (HostFault when no user app is installed).
+    void grant_user_region(host::HostCore& cpu);
+    // Where the user region starts in SPU `spu`'s store, and its bytes (0 without user apps).
+    uint32_t user_base(uint32_t spu) const { return cache_base(spu) - user_region_bytes(); }
+    uint32_t user_region_bytes() const { return cfg.user_apps.empty() ? 0 : cfg.user_bytes; }
     sw::FcGeometry flash_cosmos_geometry() const;
 
     // The flash store's counters summed over the SPUs, read with STAT RPCs from the calling
@@ -137,6 +173,8 @@ class WillowStack {
 
   private:
     void attach_store(sw::WillowApps& apps);
+    // Throws HostFault when a user app holds the slot of the built-in `app` a library needs.
+    void require(bool installed, const char* app, uint32_t slot) const;
     // Bytes of each SPU's store (the striping's rows).
     uint64_t spu_store_bytes() const;
     // Gives the calling process an app's region, [base(s), base(s) + bytes) on every SPU s, for

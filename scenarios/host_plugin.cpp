@@ -7,9 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <set>
 
 #include "canopy/host_program.h"
 #include "core/error.hpp"
+#include "scenarios/willow_session.hpp"
+#include "sw/firmware/spu_os/spu_os_abi.h"
 
 namespace canopy::scenarios {
 
@@ -42,6 +46,10 @@ HostPluginSpec HostPluginSpec::parse(const std::string& text) {
 // What the program's thread and the API table share: the core, the configuration, the outcome.
 struct HostPlugin::Run {
     host::HostCore* core = nullptr;
+    unsigned core_index = 0;
+    WillowScenario* willow = nullptr;  // the Willow SSD's stack, when the scenario runs
+    std::unique_ptr<sw::Hre> hre;      // the process's own HRE, at its first ssd_ call
+    std::set<uint16_t> pending;        // tags of requests sent and not yet waited for
     std::map<std::string, std::string> config;
     std::vector<std::string> argv_text;
     std::vector<const char*> argv;
@@ -59,6 +67,51 @@ namespace {
 
 HostPlugin::Run& run_of(canopy_host* h) { return *reinterpret_cast<HostPlugin::Run*>(h); }
 host::HostCore& core_of(canopy_host* h) { return *run_of(h).core; }
+
+// The Willow stack, ready: the kernel has installed the apps, granted the process the user
+// apps' region (a system call, once) and the process has an HRE of its own.
+sw::Hre& ssd(canopy_host* h, const char* call) {
+    HostPlugin::Run& r = run_of(h);
+    if (!r.willow)
+        throw host::HostFault(std::string(call) +
+                              ": no Willow SSD on this platform (scenario.willow=false)");
+    if (!r.hre) {
+        platform::WillowStack& s = r.willow->stack();
+        s.wait_ready(*r.core);
+        if (s.user_region_bytes()) s.grant_user_region(*r.core);
+        r.hre = std::make_unique<sw::Hre>(*r.core, s.driver.open(*r.core));
+    }
+    return *r.hre;
+}
+
+uint32_t ssd_send(canopy_host* h, unsigned spu, uint32_t app, uint32_t handler, const void* payload,
+                  uint32_t length) {
+    sw::Hre& hre = ssd(h, "ssd_send");
+    const unsigned spus = run_of(h).willow->stack().kernel.spus();
+    auto refuse = [](const std::string& why) { throw host::HostFault("ssd_send: " + why); };
+    if (spu >= spus)
+        refuse("no SPU " + std::to_string(spu) + " (the SSD has " + std::to_string(spus) + ")");
+    if (app == SPU_OS_KERNEL_APP || app > 0xFF)
+        refuse("app " + std::to_string(app) + " is not an app id (1..255; ssd_app names them)");
+    if (handler >= SPU_OS_MAX_HANDLERS)
+        refuse("handler " + std::to_string(handler) + " (an app has handlers 0.." +
+               std::to_string(SPU_OS_MAX_HANDLERS - 1) + ")");
+    if (length && !payload) refuse("a NULL payload of " + std::to_string(length) + " bytes");
+    const uint16_t tag = hre.send(uint8_t(spu), SPU_OS_RPC_ID(app, handler), payload, length);
+    run_of(h).pending.insert(tag);
+    return tag;
+}
+
+uint32_t ssd_wait(canopy_host* h, uint32_t tag, uint32_t* result) {
+    sw::Hre& hre = ssd(h, "ssd_wait");
+    HostPlugin::Run& r = run_of(h);
+    if (tag > 0xFFFF || !r.pending.erase(uint16_t(tag)))
+        throw host::HostFault("ssd_wait: no request with tag " + std::to_string(tag) +
+                              " is waiting for its response");
+    const sw::Hre::Response resp = hre.wait(uint16_t(tag));
+    if (result) *result = resp.result;
+    return resp.status;
+}
 
 const canopy_host_api kApi = {
     CANOPY_HOST_ABI_VERSION,
@@ -97,15 +150,35 @@ const canopy_host_api kApi = {
         if (r.log) *r.log << text << "\n" << std::flush;
         ++r.lines;
     },
-    [](canopy_host* h) {
-        const std::string n = core_of(h).name();
-        return unsigned(std::stoul(n.substr(n.find_last_not_of("0123456789") + 1)));
-    },
+    [](canopy_host* h) { return run_of(h).core_index; },
     [](canopy_host* h, const char* key) -> const char* {
         if (!key) return nullptr;
         const auto& c = run_of(h).config;
         const auto it = c.find(key);
         return it == c.end() ? nullptr : it->second.c_str();
+    },
+    [](canopy_host* h) -> unsigned {
+        const HostPlugin::Run& r = run_of(h);
+        return r.willow ? r.willow->stack().kernel.spus() : 0;
+    },
+    [](canopy_host* h, const char* name) -> uint32_t {
+        ssd(h, "ssd_app");
+        if (!name) return 0;
+        return run_of(h).willow->stack().app_id(name).value_or(0);
+    },
+    [](canopy_host* h, unsigned spu, uint32_t* base, uint32_t* length) {
+        ssd(h, "ssd_region");
+        const platform::WillowStack& s = run_of(h).willow->stack();
+        if (spu >= s.kernel.spus())
+            throw host::HostFault("ssd_region: no SPU " + std::to_string(spu));
+        if (base) *base = s.user_region_bytes() ? s.user_base(spu) : 0;
+        if (length) *length = s.user_region_bytes();
+    },
+    ssd_send,
+    ssd_wait,
+    [](canopy_host* h, unsigned spu, uint32_t app, uint32_t handler, const void* payload,
+       uint32_t length, uint32_t* result) {
+        return ssd_wait(h, ssd_send(h, spu, app, handler, payload, length), result);
     },
 };
 
@@ -134,11 +207,13 @@ HostPlugin::HostPlugin(HostPluginSpec spec, const std::vector<core::ParamInfo>& 
         throw InputError(kOption, what,
                          "not a Canopy host program: no canopy_host_abi_version (build it with "
                          "CANOPY_HOST_PROGRAM_ABI() from canopy/host_program.h)");
-    if (*version != CANOPY_HOST_ABI_VERSION)
+    // The table only grows: a library built against an older version finds what it knows.
+    if (*version == 0 || *version > CANOPY_HOST_ABI_VERSION)
         throw InputError(kOption, what,
                          "built against host program ABI version " + std::to_string(*version) +
-                             "; this canopy runs version " +
-                             std::to_string(CANOPY_HOST_ABI_VERSION) + ": rebuild it");
+                             "; this canopy runs versions 1 to " +
+                             std::to_string(CANOPY_HOST_ABI_VERSION) +
+                             ": rebuild it against this canopy's canopy/host_program.h");
     entry_ = dlsym(handle_, spec_.symbol.c_str());
     if (!entry_)
         throw InputError(kOption, what + ":" + spec_.symbol, "no such symbol in the library");
@@ -153,15 +228,21 @@ HostPlugin::~HostPlugin() {
     if (handle_) dlclose(handle_);
 }
 
-void HostPlugin::start(platform::Platform& platform, const std::string& console_dir) {
+void HostPlugin::start(platform::Platform& platform, const std::string& console_dir,
+                       WillowScenario* willow) {
     host::HostCore& core = *platform.host.cores[spec_.core];
     run_->core = &core;
+    run_->core_index = spec_.core;
     run_->console_dir = console_dir;
+    run_->willow = willow;
     auto& proc =
         platform.host.kernel.create_process(std::filesystem::path(spec_.path).filename().string());
     const auto entry = reinterpret_cast<canopy_host_main_fn>(entry_);
     Run* r = run_.get();
     core.run(proc, [r, entry](host::HostCore& cpu) {
+        // While it runs, the Willow kernel keeps serving notices (its apps' faults).
+        std::optional<platform::WillowStack::User> user;
+        if (r->willow) user.emplace(r->willow->stack(), r->willow->users());
         r->ran = true;
         r->start_ns = cpu.now_ns();
         r->exit_code = entry(&kApi, reinterpret_cast<canopy_host*>(r), int(r->argv.size() - 1),

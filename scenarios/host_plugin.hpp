@@ -17,6 +17,8 @@
 
 namespace canopy::scenarios {
 
+class WillowScenario;
+
 struct HostPluginSpec {
     unsigned core = 0;
     std::string path, symbol = "canopy_host_main";
@@ -38,8 +40,9 @@ class HostPlugin {
     HostPlugin& operator=(const HostPlugin&) = delete;
 
     // Starts the program on its core (before sc_start); its printed lines are also kept in
-    // CONSOLE_DIR/host.coreN.log ("": not kept).
-    void start(platform::Platform& platform, const std::string& console_dir);
+    // CONSOLE_DIR/host.coreN.log ("": not kept). With `willow`, its ssd_ calls reach the SSD.
+    void start(platform::Platform& platform, const std::string& console_dir,
+               WillowScenario* willow = nullptr);
     // Prints its outcome, records it and returns whether it ran to an exit code of 0.
     bool report(std::ostream& out, core::StatsRegistry& stats) const;
 

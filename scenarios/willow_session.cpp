@@ -39,7 +39,18 @@ bool WillowScenario::find_firmware(PlatformConfig& cfg, std::string& why) {
 }
 
 bool WillowScenario::prepare(PlatformConfig& cfg, std::string& why) {
-    if (!find_firmware(cfg, why)) return false;
+    const bool apps = !cfg.scenario.apps.empty();
+    if (apps && !cfg.scenario.willow)
+        throw InputError("config", "scenario.apps=" + cfg.scenario.apps,
+                         "SSD Apps are installed by the Willow scenario's kernel: set "
+                         "scenario.willow=true");
+    if (!find_firmware(cfg, why)) {
+        if (apps)
+            throw InputError("config", "scenario.apps=" + cfg.scenario.apps,
+                             "no SPU-OS to install them on: " + why);
+        return false;
+    }
+    UserApp::parse(cfg.scenario.apps, "scenario.apps");  // refused before anything is built
     // Asked for by the configuration, so what stands in its way is the configuration's fault.
     if (cfg.host.cores <= kUserCore)
         throw InputError(
@@ -55,13 +66,14 @@ WillowScenario::WillowScenario(const PlatformConfig& cfg, Platform& platform)
     WillowStackConfig sc;
     sc.firmware_dir = cfg.scenario.firmware_dir;
     sc.flash_free = [&platform] { return platform.player.finished(); };
+    sc.user_apps = UserApp::parse(cfg.scenario.apps, "scenario.apps");
+    sc.user_bytes = cfg.scenario.app_region_bytes;
     stack_ = std::make_unique<WillowStack>(platform, sc);
     stack_->start_kernel(kKernelCore);
     auto& proc = platform.host.kernel.create_process("willow-user");
     platform.host.cores[kUserCore]->run(proc, [this, pid = proc.pid](host::HostCore& cpu) {
         WillowStack& s = *stack_;
-        unsigned users = 0;
-        const WillowStack::User user(s, users);
+        const WillowStack::User user(s, users_);
         s.wait_ready(cpu);
         s.fs.create(cpu, "/a", kFileBytes, pid, 0600);
         s.fs.create(cpu, "/b", kFileBytes, pid, 0600);
@@ -97,8 +109,8 @@ WillowScenario::WillowScenario(const PlatformConfig& cfg, Platform& platform)
         compare();
         r.ran = true;
         if (s.has_flash_cosmos()) bmi(cpu);
-        key_value(cpu);
-        transfers(cpu);
+        if (s.has_key_value()) key_value(cpu);
+        if (s.has_atomic_writes()) transfers(cpu);
     });
 }
 
@@ -199,6 +211,16 @@ bool WillowScenario::report_apps(std::ostream& out, core::StatsRegistry& stats) 
     const std::string m = "scenario.willow";
     char line[240];
     bool ok = true;
+    const WillowStack& st = *stack_;
+    for (const UserApp& u : st.cfg.user_apps)
+        out << "SSD App " << u.name << " (" << u.elf << "): app " << u.id << " in slot " << u.slot
+            << " of every SPU\n";
+    auto skipped = [&](const char* part, uint32_t slot) {
+        out << part << ": skipped (its app's slot " << slot << " holds the user app "
+            << st.displaced_by(slot) << ")\n";
+    };
+    if (!st.has_key_value()) skipped("Key-Value session", WillowStack::kKvSlot);
+    if (!st.has_atomic_writes()) skipped("Atomic-Writes transfers", WillowStack::kAtomicWritesSlot);
     if (r.kv_ran) {
         const uint64_t checks = r.kv_pairs + r.kv_pairs / 4;
         std::snprintf(line, sizeof line,
@@ -268,9 +290,13 @@ bool WillowScenario::report(std::ostream& out, core::StatsRegistry& stats) const
     stats.counter(m, "wrong_bytes", "bytes read back that differ from those written", true)
         .add(result_.wrong_bytes);
     if (!result_.bmi_ran) {
-        out << "Flash-Cosmos BMI query: skipped (the Flash-Cosmos app needs the store on the flash "
-               "with ssd.store.esp_blocks > 0, at most 16 planes per channel and 64 wordlines "
-               "per block)\n";
+        const std::string user = stack_->displaced_by(WillowStack::kFlashCosmosSlot);
+        out << "Flash-Cosmos BMI query: skipped ("
+            << (!user.empty() ? "its slot holds the user app " + user
+                              : "the Flash-Cosmos app needs the store on the flash with "
+                                "ssd.store.esp_blocks > 0, at most 16 planes per channel and 64 "
+                                "wordlines per block")
+            << ")\n";
         return ok && report_apps(out, stats);
     }
     out << "Flash-Cosmos BMI query: " << result_.bmi_users << " users, users active all of "

@@ -33,6 +33,10 @@ class WillowScenario {
     static bool find_firmware(platform::PlatformConfig& cfg, std::string& why);
     // Starts the kernel and the user program (before sc_start).
     WillowScenario(const platform::PlatformConfig& cfg, platform::Platform& platform);
+    // The stack, for other programs on the platform (a host program from outside), which hold a
+    // WillowStack::User(stack(), users()) while they use it.
+    platform::WillowStack& stack() { return *stack_; }
+    unsigned& users() { return users_; }
     // Prints the outcome, records it under "scenario.willow" and returns whether it succeeded.
     bool report(std::ostream& out, core::StatsRegistry& stats) const;
 
@@ -65,6 +69,7 @@ class WillowScenario {
 
     platform::Platform& platform_;
     std::unique_ptr<platform::WillowStack> stack_;
+    unsigned users_ = 0;  // programs using the stack: the kernel serves notices until none is left
     Result result_;
 };
 

@@ -7,7 +7,9 @@
  * simulated), device memory mapped from a BAR (uncached, over the PCIe link), compute time, and
  * the host kernel's services. The interface is C, so that the library can be built by any
  * compiler against this header alone, and stable: a Canopy whose CANOPY_HOST_ABI_VERSION differs
- * from the one the library was built with refuses to load it. Version 1.
+ * newer than the one the library was built with refuses to load it; a newer Canopy runs a library
+ * built against an older version (the table only grows at its end). Version 2: version 1 and the
+ * Willow SSD's functions (ssd_*).
  *
  * A program:
  *
@@ -34,7 +36,7 @@
 extern "C" {
 #endif
 
-#define CANOPY_HOST_ABI_VERSION 1u
+#define CANOPY_HOST_ABI_VERSION 2u
 
 /* The core a program runs on (opaque). */
 typedef struct canopy_host canopy_host;
@@ -72,6 +74,34 @@ typedef struct canopy_host_api {
     /* The value of a configuration key as `canopy config --dump` shows it ("device.bar0_address"
      * gives the device's BAR0), NULL for a key that does not exist. */
     const char* (*config)(canopy_host* core, const char* key);
+
+    /* --- Version 2: the Willow SSD (scenario.willow), through the HRE library --------------
+     * RPCs to SSD Apps on the SPUs through an HRE of the program's own process (Willow Section
+     * 3.1; Canopy's sw/host/hre.hpp): OS bypass, no system call per RPC. The first ssd_ call
+     * waits until the host kernel has installed the apps, and, when apps from outside are
+     * installed (`canopy run --app NAME=PATH.elf`), the kernel grants the process their region of
+     * every SPU's store (ssd_region). Without the Willow scenario ssd_spus returns 0 and the
+     * others fault. A bad argument (an SPU, app or handler out of range, a payload over 32 KiB)
+     * is a fault. */
+    /* The SSD's SPUs (RPCs go to SPU 0 .. ssd_spus() - 1), 0 without the Willow scenario. */
+    unsigned (*ssd_spus)(canopy_host* core);
+    /* The app id the kernel gave the SSD App `name`: one of --app, or a built-in ("base-io",
+     * "direct-io", "flash-cosmos", "key-value", "atomic-writes", "caching"); 0: not installed. */
+    uint32_t (*ssd_app)(canopy_host* core, const char* name);
+    /* The store region the process may read and write on SPU `spu` (its apps' NVM calls are
+     * checked against it): its first NVM address and its length; length 0 without apps from
+     * outside. */
+    void (*ssd_region)(canopy_host* core, unsigned spu, uint32_t* base, uint32_t* length);
+    /* Sends a request to handler `handler` (0..15) of app `app` on SPU `spu` with `length` bytes
+     * of payload; returns its tag for ssd_wait. */
+    uint32_t (*ssd_send)(canopy_host* core, unsigned spu, uint32_t app, uint32_t handler,
+                         const void* payload, uint32_t length);
+    /* Waits for the response to `tag`: the app's result in *result; returns 0, or the bridge's
+     * nonzero status when the request failed on the way (HRE_STATUS_*: no such node, ...). */
+    uint32_t (*ssd_wait)(canopy_host* core, uint32_t tag, uint32_t* result);
+    /* ssd_send then ssd_wait. */
+    uint32_t (*ssd_call)(canopy_host* core, unsigned spu, uint32_t app, uint32_t handler,
+                         const void* payload, uint32_t length, uint32_t* result);
 } canopy_host_api;
 
 /* The entry canopy calls (the default symbol; PATH.so:SYMBOL names another of this type). */

@@ -29,8 +29,8 @@ static double us(const sc_core::sc_time& t) { return t.to_seconds() * 1e6; }
 TransactionTrace::~TransactionTrace() { close(); }
 
 const std::vector<std::string>& TransactionTrace::categories() {
-    static const std::vector<std::string> c = {"mmio", "nand", "flash", "link",
-                                               "ccix", "host", "spu",   "ring"};
+    static const std::vector<std::string> c = {"mmio", "nand", "flash", "link", "ccix",
+                                               "host", "spu",  "ring",  "model"};
     return c;
 }
 

@@ -6,8 +6,9 @@
 // "<module> #2", "#3", ..., so that no two slices on a track cross. A flow's arrows always run
 // forward in time and chain its hops in start order whatever order they are reported in: each
 // links the earlier-starting hop to the later, both bound to their enclosing slices. Categories
-// (mmio, nand, flash, link, ccix, host, spu, ring) can be kept selectively. Events are streamed to
-// the file as they happen; with the trace off, `enabled()` is false and callers skip all work.
+// (mmio, nand, flash, link, ccix, host, spu, ring, and model for models from outside) can be kept
+// selectively. Events are streamed to the file as they happen; with the trace off, `enabled()`
+// is false and callers skip all work.
 #pragma once
 
 #include <cstdint>

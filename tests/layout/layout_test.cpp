@@ -159,6 +159,7 @@ TEST(Layout, NoModelSourceIsLongerThan800Lines) {
 TEST(Layout, EveryFolderSaysWhatLivesThere) {
     for (const auto& [folder, allowed] : kMayInclude)
         EXPECT_TRUE(fs::is_regular_file(kRoot / folder / "README.md")) << folder << "/README.md";
-    for (const char* other : {"models", "sw/firmware", "tests", "bench", "traces", "docs"})
+    for (const char* other :
+         {"models", "sw/firmware", "tests", "bench", "traces", "docs", "cmake", "examples"})
         EXPECT_TRUE(fs::is_regular_file(kRoot / other / "README.md")) << other << "/README.md";
 }
