@@ -2,7 +2,7 @@
 PACKAGES := cmake g++ make pkg-config libsystemc-dev libboost-dev libboost-program-options-dev \
             libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev libssl-dev \
             gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libelf-dev gdb-multiarch \
-            clang libclang-rt-14-dev python3-matplotlib slurm-wlm munge
+            clang libclang-rt-14-dev python3-matplotlib slurm-wlm munge dpkg-dev
 
 ifeq ($(SANITIZE),1)
   BUILD ?= build-asan
@@ -25,7 +25,7 @@ FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.cpp,%,$(wildcard tests/fuzz/fuzz_*.
 
 PREFIX ?= /usr/local
 
-.PHONY: deps build run test bench fuzz install clean
+.PHONY: deps build run test bench fuzz install package clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -50,9 +50,14 @@ ifeq ($(SANITIZE),1)
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 endif
 
-# canopy in PREFIX/bin, the SPU firmware in PREFIX/share/canopy/firmware (found from the binary).
+# canopy in PREFIX/bin, the SPU firmware in PREFIX/share/canopy/firmware (found from the binary),
+# the headers, SDK, model libraries and CMake package (docs/sdk.md).
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The same as a Debian package, $(BUILD)/canopy_VERSION_ARCH.deb (installs under /usr).
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 bench: build
 	@for b in $(BUILD)/bench/bench_*; do echo "== $$b"; $$b; done

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -149,6 +150,35 @@ TEST(BringYourOwn, TheExamplesBuildAgainstAnInstalledCanopyAndRunTogether) {
     EXPECT_NE(gdb.log.find(want), std::string::npos) << gdb.log;
     EXPECT_EQ(run.wait_exit(120), 0) << slurp(run.err);
     EXPECT_EQ(slurp(d + "/gdb/stats.json"), slurp(d + "/out/stats.json"));
+}
+
+// The Debian package (make package): what `cmake --install` installs, under /usr, with the
+// shared libraries' packages as dependencies; unpacked anywhere, its canopy finds its own
+// firmware and runs the default scenario.
+TEST(BringYourOwn, TheDebianPackageHoldsTheInstallAndRunsWhereItIsUnpacked) {
+    const std::string d = scratch("sdk-deb");
+    ASSERT_EQ(shell("cpack -G DEB -B " + d + " --config " + std::string(CANOPY_BINARY_DIR) +
+                        "/CPackConfig.cmake",
+                    d + "/cpack.log"),
+              "");
+    std::string deb;
+    for (const auto& e : std::filesystem::directory_iterator(d))
+        if (e.path().extension() == ".deb") deb = e.path().string();
+    ASSERT_FALSE(deb.empty());
+    ASSERT_EQ(shell("dpkg-deb -c " + deb + " > " + d + "/contents.txt", d + "/c.log"), "");
+    const std::string contents = slurp(d + "/contents.txt");
+    for (const char* f :
+         {"./usr/bin/canopy", "./usr/share/canopy/firmware/spu_os.elf",
+          "./usr/share/canopy/sdk/toolchain-rv32.cmake", "./usr/include/canopy/host_program.h",
+          "./usr/include/canopy/platform/user_model.hpp", "/cmake/Canopy/CanopyConfig.cmake"})
+        EXPECT_NE(contents.find(f), std::string::npos) << f;
+    ASSERT_EQ(shell("dpkg-deb -f " + deb + " Depends > " + d + "/depends.txt", d + "/f.log"), "");
+    EXPECT_NE(slurp(d + "/depends.txt").find("libsystemc"), std::string::npos);
+    ASSERT_EQ(shell("dpkg-deb -x " + deb + " " + d + "/root", d + "/x.log"), "");
+    const auto r = run_program(d + "/root/usr/bin/canopy",
+                               "run --quiet --out " + d + "/out " + canopy_test::kSmall, d);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("Willow ok"), std::string::npos) << r.out;
 }
 
 // A built-in app's ELF installed as a user app: the kernel puts it in the slot it is linked for
