@@ -14,6 +14,7 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <algorithm>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <systemc>
@@ -43,8 +44,8 @@ class FtlDriver : public sc_core::sc_module {
               uint64_t seed)
         : sc_module(n), fc_(fc), dram_(dram), random_writes_(random_writes), seed_(seed) {
         const nand::Geometry& g = nc.geometry;
-        cfg_.geo = {g.dies_per_channel, g.planes_per_die, g.blocks_per_plane, g.wordlines_per_block,
-                    g.page_bytes};
+        cfg_.geo = {g.dies_per_channel,    g.planes_per_die, g.blocks_per_plane,
+                    g.wordlines_per_block, g.page_bytes,     0};
         cfg_.op_permille = op_permille;
         cfg_.gc_free_blocks = 4;
         cfg_.wl_threshold = 0;  // uniform writes wear evenly; static levelling would add copies
@@ -53,7 +54,7 @@ class FtlDriver : public sc_core::sc_module {
         mem_.resize((ftl_mem_bytes(&cfg_) + 3) / 4);
         cfg_.mem = mem_.data();
         cfg_.mem_bytes = uint32_t(mem_.size() * 4);
-        cfg_.scratch = kScratch;
+        cfg_.buffers = kBuffers;
         SC_THREAD(run);
     }
 
@@ -62,7 +63,7 @@ class FtlDriver : public sc_core::sc_module {
     tlm_utils::simple_initiator_socket<FtlDriver> regs{"regs"};
 
   private:
-    static constexpr uint64_t kData = 0x100000, kScratch = 0x200000;
+    static constexpr uint64_t kData = 0x100000, kBuffers = 0x200000;
 
     int wait_for(const ssd::FlashCommand& c) {
         const sc_time now = sc_core::sc_time_stamp();
@@ -88,17 +89,20 @@ class FtlDriver : public sc_core::sc_module {
         return c;
     }
     static FtlDriver& self(void* ctx) { return *static_cast<FtlDriver*>(ctx); }
-    static int program(void* ctx, const ftl_ppa* a, uint64_t buf, uint64_t meta) {
+    // A unit per page: the metadata's two words fit the controller's 64-bit metadata register.
+    static int program(void* ctx, const ftl_ppa* a, uint64_t buf, const uint32_t* meta,
+                       uint32_t words) {
         auto c = command(ssd::FlashOpcode::Program, a->die, a->plane, a->block, a->page);
-        c.dram_addr = buf, c.meta = meta, c.length = self(ctx).cfg_.geo.page_bytes;
+        c.dram_addr = buf, c.length = self(ctx).cfg_.geo.page_bytes;
+        std::memcpy(&c.meta, meta, std::min<size_t>(words * 4, sizeof c.meta));
         return self(ctx).wait_for(c);
     }
     static int read(void* ctx, const ftl_ppa* a, uint64_t buf, uint32_t offset, uint32_t len,
-                    uint64_t* meta) {
+                    uint32_t* meta, uint32_t words) {
         auto c = command(ssd::FlashOpcode::Read, a->die, a->plane, a->block, a->page);
         c.dram_addr = buf, c.column = offset, c.length = std::max<uint32_t>(len, 1);
         const int rc = self(ctx).wait_for(c);
-        if (meta) *meta = self(ctx).last_meta_;
+        std::memcpy(meta, &self(ctx).last_meta_, std::min<size_t>(words * 4, sizeof last_meta_));
         return rc;
     }
     static int erase(void* ctx, uint32_t die, uint32_t plane, uint32_t block) {
@@ -117,7 +121,7 @@ class FtlDriver : public sc_core::sc_module {
 
     void run() {
         if (ftl_format(&ftl_, &cfg_) != FTL_OK) throw std::runtime_error("ftl experiment: format");
-        const uint32_t cap = ftl_capacity_pages(&ftl_);
+        const uint32_t cap = ftl_capacity_units(&ftl_);
         auto write = [&](uint32_t lpn) {
             const int rc = ftl_write(&ftl_, lpn, kData, 0, cfg_.geo.page_bytes);
             if (rc != FTL_OK)

@@ -75,8 +75,8 @@ json bandwidth_run(bool quick, const PlatformConfig& cfg) {
     if (finished != kThreads)
         throw std::runtime_error("willow-io: " + m.platform->host.first_fault());
     const double bytes = double(per_thread) * kThreads;
-    // Bytes programmed per byte written: the FTL's own amplification (GC) times the sub-page
-    // writes' (an 8 KiB piece programs a whole 16 KiB page).
+    // Bytes programmed per byte written: the FTL's own amplification (GC) times the padding of
+    // pages written through part-full (an 8 KiB piece fills half a 16 KiB page).
     const double programmed =
         double(after.programs - before.programs) * m.cfg.nand.geometry.page_bytes;
     return {{"write_amplification", cfg.ssd.store.flash ? programmed / bytes : 0.0},

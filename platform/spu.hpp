@@ -1,5 +1,5 @@
 // One storage processing unit of the Willow SSD (Willow Section 3.1 "SPU architecture", 3.2): an
-// RV32 core at 125 MHz with 56 KiB instruction and 48 KiB data memory (Willow's 32 KiB each, plus
+// RV32 core at 125 MHz with 64 KiB instruction and 48 KiB data memory (Willow's 32 KiB each, plus
 // room for the FTL and six app slots: docs/spu_os.md), its timer (CLINT),
 // console and exit device (models/cpu/spu_map.h), and the Willow devices of models/ssd: the
 // control block (identity, segment registers, interrupts, counters), the network interface on

@@ -224,8 +224,8 @@ void WillowStack::attach_store(sw::WillowApps& apps) {
     apps.attach_store(platform.cfg.ssd.store, g.bank_bytes);
     // SPU-OS worked the capacity out itself: it must hold the striping's rows.
     for (uint32_t s = 0; s < g.spus; ++s) {
-        const uint64_t bytes = uint64_t(apps.stat(s, SPU_OS_STAT_STORE_PAGES)) *
-                               apps.stat(s, SPU_OS_STAT_STORE_PAGE_BYTES);
+        const uint64_t bytes = uint64_t(apps.stat(s, SPU_OS_STAT_STORE_UNITS)) *
+                               apps.stat(s, SPU_OS_STAT_STORE_UNIT_BYTES);
         if (bytes < g.store_bytes)
             throw host::HostFault("Willow stack: SPU " + std::to_string(s) + " stores " +
                                   std::to_string(bytes) + " B on the flash, the striping needs " +

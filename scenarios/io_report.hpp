@@ -24,18 +24,22 @@ inline double percentile(const std::vector<double>& sorted, double p) {
     return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
-// Sets j["write_amplification"] (pages written for the host, pages programmed, per page, bytes
-// programmed per byte written) and j["gc"] (victims, copies, erases) from the store's counters
-// before and after a run that wrote `bytes_written` host bytes.
+// Sets j["write_amplification"] (units written for the host, pages programmed, flash units
+// programmed per unit written, bytes programmed per byte written) and j["gc"] (victims, copies,
+// erases) from the store's counters before and after a run that wrote `bytes_written` host
+// bytes.
 inline void add_flash_report(nlohmann::json& j, const sw::StoreStats& before,
                              const sw::StoreStats& after, uint32_t page_bytes,
                              double bytes_written) {
-    const uint64_t pages = after.host_writes - before.host_writes,
+    const uint64_t units = after.host_writes - before.host_writes,
                    programs = after.programs - before.programs;
     j["write_amplification"] = {
-        {"host_page_writes", pages},
+        {"host_unit_writes", units},
         {"flash_programs", programs},
-        {"per_page", pages ? double(programs) / double(pages) : 0.0},
+        {"units_per_page", after.units_per_page},
+        {"padded_units", after.padded_units - before.padded_units},
+        {"buffer_hits", after.buffer_hits - before.buffer_hits},
+        {"per_unit", units ? double(programs) * after.units_per_page / double(units) : 0.0},
         {"per_byte", bytes_written > 0 ? double(programs) * page_bytes / bytes_written : 0.0}};
     j["gc"] = {{"victims", after.gc_victims - before.gc_victims},
                {"copies", after.gc_copies - before.gc_copies},
@@ -53,11 +57,11 @@ inline void print_flash_report(std::ostream& out, const nlohmann::json& j,
     const nlohmann::json& gc = j["gc"];
     char line[256];
     std::snprintf(line, sizeof line,
-                  "flash: %llu pages programmed for %llu page writes (%.2f per page, %.2f "
+                  "flash: %llu pages programmed for %llu unit writes (%.2f units per unit, %.2f "
                   "bytes per byte written); GC %llu victims, %llu copies, %llu erases\n",
                   (unsigned long long)wa["flash_programs"].get<uint64_t>(),
-                  (unsigned long long)wa["host_page_writes"].get<uint64_t>(),
-                  wa["per_page"].get<double>(), wa["per_byte"].get<double>(),
+                  (unsigned long long)wa["host_unit_writes"].get<uint64_t>(),
+                  wa["per_unit"].get<double>(), wa["per_byte"].get<double>(),
                   (unsigned long long)gc["victims"].get<uint64_t>(),
                   (unsigned long long)gc["copies"].get<uint64_t>(),
                   (unsigned long long)gc["erases"].get<uint64_t>());

@@ -6,7 +6,7 @@
 #define CANOPY_SPU_MAP_H
 
 #define SPU_IMEM_BASE 0x00000000u
-#define SPU_IMEM_SIZE 0x0000E000u /* 56 KiB (Willow: 32 KiB; ours also holds the FTL and 6 app slots) */
+#define SPU_IMEM_SIZE 0x00010000u /* 64 KiB (Willow: 32 KiB; ours also holds the FTL and 6 app slots) */
 #define SPU_DMEM_BASE 0x00010000u
 #define SPU_DMEM_SIZE 0x0000C000u /* 48 KiB (Willow: 32 KiB) */
 
@@ -38,6 +38,6 @@
 #define SPU_DEV_SIZE 0x100u
 /* The flash controller of the SPU's channel (SPU i drives channel i, when the SSD has NAND). */
 #define SPU_FLASH_BASE 0x10004000u
-#define SPU_FLASH_SIZE 0x100u
+#define SPU_FLASH_SIZE 0x200u
 
 #endif

@@ -192,6 +192,12 @@ core::RegisterMap FlashController::register_map() {
         regs.push_back({"mws_pbm" + n, 0x88 + 16 * i, 64, Access::RW, 0,
                         "MWS operand slot " + n + ": page bitmap (wordlines sensed)"});
     }
+    regs.push_back({"meta_addr", 0x100, 64, Access::RW, 0,
+                    "0: the metadata word is meta / cq_meta; else the SSD memory address of the "
+                    "page's whole metadata (geo_meta_bytes; plane or page i at + i * "
+                    "geo_meta_bytes), which a program takes and a read writes there"});
+    regs.push_back({"geo_meta_bytes", 0x108, 32, Access::RO, 0,
+                    "bytes of ECC-protected metadata in a page's spare area"});
     return core::RegisterMap(
         "flash_ctl",
         "a channel's flash controller: command queue, completion queue, MWS operand slots",
@@ -269,6 +275,7 @@ FlashController::FlashController(sc_core::sc_module_name name, uint32_t channel,
     bank_.write("geo_blocks", g.blocks_per_plane);
     bank_.write("geo_pages", g.wordlines_per_block);
     bank_.write("geo_page_bytes", g.page_bytes);
+    bank_.write("geo_meta_bytes", cfg.meta_bytes);
     bank_.on_write("submit", [this](const core::RegisterAccess& a) { on_submit(a); });
     bank_.on_write("cq_pop", [this](const core::RegisterAccess& a) { on_pop(a); });
     bank_.on_write("irq_enable", [this](const core::RegisterAccess& a) {
@@ -519,10 +526,13 @@ bool FlashController::decode_codeword(Run& r, const BchCode& code, uint8_t* data
     return false;
 }
 
-// One page's bytes out of the C-latch of `plane` (page `page` of the command's block), through
-// the decoder and the de-randomiser, into SSD memory at `dram`; returns when they are there.
+// Page `index` of the command (its plane, or its page of a cache read): its bytes out of the
+// C-latch of `plane` (page `page_no` of the command's block), through the decoder and the
+// de-randomiser, into SSD memory at dram_addr + index * length, and its metadata to meta_addr +
+// index * meta_bytes when meta_addr is set; returns when they are there.
 sc_time FlashController::transfer_page(Run& r, uint32_t plane, uint32_t page_no, uint8_t* page,
-                                       uint64_t dram) {
+                                       uint32_t index) {
+    const uint64_t dram = r.c.dram_addr + uint64_t(index) * r.c.length;
     const FlashCommand& c = r.c;
     const uint32_t cw = cfg_.ecc.codeword_bytes, par = code_.parity_bytes();
     // Codewords k0..k1 hold the bytes asked for; their parity and the metadata come out too.
@@ -557,14 +567,18 @@ sc_time FlashController::transfer_page(Run& r, uint32_t plane, uint32_t page_no,
         uint8_t* meta = page + meta_offset_;
         decode_codeword(r, meta_code_, meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
         errors = r.out.corrected_bits + r.out.uncorrectable_codewords != before;
-        if (dram == c.dram_addr)
-            std::memcpy(&r.out.meta, meta, std::min<uint32_t>(8, cfg_.meta_bytes));
     } else {
-        r.out.meta = ~uint64_t(0);
+        std::memset(page + meta_offset_, 0xFF, cfg_.meta_bytes);
     }
+    if (index == 0)
+        std::memcpy(&r.out.meta, page + meta_offset_, std::min<uint32_t>(8, cfg_.meta_bytes));
     const sc_time decoded =
         r.t + sc_time(cfg_.ecc.t_decode_ns + (errors ? cfg_.ecc.t_correct_ns : 0.0), SC_NS);
-    return memory(r, true, dram, page + c.column, c.length, decoded);
+    sc_time stored = memory(r, true, dram, page + c.column, c.length, decoded);
+    if (c.meta_addr)
+        stored = memory(r, true, c.meta_addr + uint64_t(index) * cfg_.meta_bytes,
+                        page + meta_offset_, cfg_.meta_bytes, stored);
+    return stored;
 }
 
 void FlashController::read(Run& r) {
@@ -576,8 +590,7 @@ void FlashController::read(Run& r) {
     if (c.pages <= 1) {
         for (uint32_t p = 0; p < c.planes && r.out.status == FlashStatus::Ok; ++p)
             stored = std::max(
-                stored, transfer_page(r, c.plane + p, c.page, r.buf.data() + size_t(p) * total,
-                                      c.dram_addr + uint64_t(p) * c.length));
+                stored, transfer_page(r, c.plane + p, c.page, r.buf.data() + size_t(p) * total, p));
     } else {
         // Cache read (ONFI 31h/3Fh): while page i leaves the cache latch, page i+1 is sensed.
         for (uint32_t i = 0; i < c.pages && r.out.status == FlashStatus::Ok; ++i) {
@@ -588,8 +601,7 @@ void FlashController::read(Run& r) {
                 nand::seq::cache_read_end(ext_, c.die);
             issue(r, nullptr, 0, r.t);
             if (r.out.status != FlashStatus::Ok) break;
-            stored = std::max(stored, transfer_page(r, c.plane, c.page + i, r.buf.data(),
-                                                    c.dram_addr + uint64_t(i) * c.length));
+            stored = std::max(stored, transfer_page(r, c.plane, c.page + i, r.buf.data(), i));
         }
     }
     if (r.out.uncorrectable_codewords && r.out.status == FlashStatus::Ok) {
@@ -614,18 +626,18 @@ void FlashController::program(Run& r) {
         uint8_t* page = r.buf.data() + size_t(p) * total;
         std::memset(page, 0xFF, total);
         loaded = memory(r, false, c.dram_addr + uint64_t(p) * c.length, page, c.length, loaded);
-        if (!nand_cfg_.functional) continue;
-        if (c.raw) {
-            std::memcpy(page + meta_offset_, &c.meta, std::min<uint32_t>(8, cfg_.meta_bytes));
-            continue;
-        }
+        uint8_t* meta = page + meta_offset_;
+        std::memset(meta, 0, cfg_.meta_bytes);
+        if (c.meta_addr)
+            loaded = memory(r, false, c.meta_addr + uint64_t(p) * cfg_.meta_bytes, meta,
+                            cfg_.meta_bytes, loaded);
+        else
+            std::memcpy(meta, &c.meta, std::min<uint32_t>(8, cfg_.meta_bytes));
+        if (!nand_cfg_.functional || c.raw) continue;
         const uint64_t key = randomiser_.page_key(channel_, c.die, c.plane + p, c.block, c.page);
         randomiser_.apply(key, 0, page, g.page_bytes);
         for (uint32_t k = 0; k < codewords_; ++k)
             code_.encode(page + k * cw, cw, page + parity_offset_ + k * par);
-        uint8_t* meta = page + meta_offset_;
-        std::memset(meta, 0, cfg_.meta_bytes);
-        std::memcpy(meta, &c.meta, std::min<uint32_t>(8, cfg_.meta_bytes));
         meta_code_.encode(meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
     }
     if (r.out.status != FlashStatus::Ok) return;
@@ -689,6 +701,7 @@ FlashCommand FlashController::from_registers() const {
     const uint64_t acc = bank_.read("acc");
     c.acc = {AccOp(acc & 3), ((acc >> 2) & 1) != 0, ((acc >> 3) & 1) != 0, uint32_t(acc >> 8)};
     c.meta = bank_.read("meta");
+    c.meta_addr = bank_.read("meta_addr");
     if (c.op == FlashOpcode::Mws) {
         const uint64_t n = bank_.read("mws_count");
         for (uint64_t i = 0; i < std::min<uint64_t>(n, kMaxMwsOperands); ++i)

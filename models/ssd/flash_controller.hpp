@@ -5,8 +5,10 @@
 // channel's dies working in parallel while their bus phases interleave, and streams the data
 // between the SSD's memory and the dies through its randomiser and ECC engine:
 //   - normal pages are randomised (keyed by the page address), then BCH-encoded per codeword;
-//     the spare area holds the parity and an ECC-protected 8-byte metadata word (the FTL keeps
-//     the page's logical address and sequence there, so the map can be rebuilt after a crash);
+//     the spare area holds the parity and ECC-protected metadata, meta_bytes of it, moved by the
+//     meta registers (8 bytes) or from and to SSD memory (meta_addr) as controllers move OOB
+//     bytes; the FTL keeps the page's write sequence and the logical unit of each slot there, so
+//     the map can be rebuilt after a crash;
 //   - raw pages (operands for in-flash computing, written with ESP) are neither randomised nor
 //     encoded, and MWS or XOR results leave the latches raw: no code survives an AND of pages.
 //   An uncorrectable codeword fails the command (status `uncorrectable`); its bytes still go to
@@ -78,10 +80,11 @@ struct FlashCommand {
     nand::CellMode mode = nand::CellMode::Tlc;  // programs
     bool raw = false;  // no randomiser, no ECC (in-flash computing operands)
     uint64_t dram_addr = 0;
-    uint32_t column = 0;    // byte offset in the page's data area (reads, latch transfers)
-    uint32_t length = 0;    // bytes per plane; programs: up to a page (the rest is written 0xFF)
-    uint64_t meta = 0;      // programs: stored in the spare area
-    uint8_t mws_flags = 0;  // nand::iscm flags
+    uint32_t column = 0;     // byte offset in the page's data area (reads, latch transfers)
+    uint32_t length = 0;     // bytes per plane; programs: up to a page (the rest is written 0xFF)
+    uint64_t meta = 0;       // programs: stored in the spare area
+    uint64_t meta_addr = 0;  // else 0: the whole metadata moves to / from SSD memory here
+    uint8_t mws_flags = 0;   // nand::iscm flags
     std::vector<MwsSlot> mws;
     AccCommand acc;  // Accumulate, AccOut: the accelerator's operation and buffer offset
 };
@@ -102,7 +105,9 @@ struct FlashControllerConfig {
     double t_setup_ns = 50.0;   // assumed: descriptor decode before the first bus cycle
     EccConfig ecc;
     BitwiseAcceleratorConfig isp;
-    uint32_t meta_bytes = 8;  // ECC-protected metadata in the spare area
+    // ECC-protected metadata in the spare area; assumed: 24, the FTL's sequence word and the
+    // tags of 4 mapping units (4 KiB units on 16 KiB pages, sw/firmware/ftl).
+    uint32_t meta_bytes = 24;
     core::RegisterBankConfig bank;
     void describe(core::Params& p);  // relative to the caller's scope
 };
@@ -146,7 +151,7 @@ class FlashController : public sc_core::sc_module {
     void run(Run& r);
     void read(Run& r);
     sc_core::sc_time transfer_page(Run& r, uint32_t plane, uint32_t page_no, uint8_t* page,
-                                   uint64_t dram);
+                                   uint32_t index);
     void program(Run& r);
     void latch_op(Run& r);
     void accumulate(Run& r);

@@ -250,7 +250,14 @@ void StoreConfig::describe(core::Params& p) {
         UINT32_MAX)("wl_threshold", wl_threshold, "",
                     "P/E spread that starts static wear levelling (0: off)")(
         "esp_blocks", esp_blocks, "", "blocks per plane kept for Flash-Cosmos operands (ESP)")
-        .choice("cell_mode", cell_mode, {"slc", "mlc", "tlc"}, "how data pages are programmed");
+        .choice("cell_mode", cell_mode, {"slc", "mlc", "tlc"}, "how data pages are programmed")(
+            "unit_bytes", unit_bytes, "B",
+            "the FTL's mapping unit, a page divided by 1 to 8 (0: a page) [assumed: 4 KiB]", 0,
+            1u << 20)("write_cache", write_cache,
+                      "writes acknowledged from the FTL's write buffer, durable at a flush (a "
+                      "volatile write cache; false: write-through)")
+        .choice("gc_policy", gc_policy, {"greedy", "cost-benefit"},
+                "GC victim choice: fewest valid units, or most free space weighed by age");
 }
 
 std::vector<uint8_t> StoreConfig::attach_payload(uint64_t bank_bytes) const {
@@ -263,6 +270,9 @@ std::vector<uint8_t> StoreConfig::attach_payload(uint64_t bank_bytes) const {
     a.wl_threshold = wl_threshold;
     a.esp_blocks = esp_blocks;
     a.cell_mode = cell_mode == "slc" ? 0 : cell_mode == "mlc" ? 1 : 2;
+    a.unit_bytes = unit_bytes;
+    a.write_cache = write_cache;
+    a.gc_policy = gc_policy == "cost-benefit" ? FTL_GC_COST_BENEFIT : FTL_GC_GREEDY;
     std::vector<uint8_t> out(sizeof a);
     std::memcpy(out.data(), &a, sizeof a);
     return out;
@@ -272,13 +282,14 @@ uint64_t StoreConfig::spu_bytes(uint32_t dies, uint32_t planes, uint32_t pages_p
                                 uint32_t page_bytes, uint64_t bank_bytes,
                                 uint32_t stripe_bytes) const {
     ftl_config c{};
-    c.geo = {dies, planes, blocks_per_plane, pages_per_block, page_bytes};
+    c.geo = {dies, planes, blocks_per_plane, pages_per_block, page_bytes, unit_bytes};
     c.op_permille = op_permille;
     c.gc_free_blocks = gc_free_blocks;
     c.wl_threshold = wl_threshold;
     c.esp_blocks = esp_blocks;
-    const uint64_t pages = ftl_config_capacity_pages(&c);
-    const uint64_t bytes = std::min(pages * page_bytes, bank_bytes) / stripe_bytes * stripe_bytes;
+    const uint64_t units = ftl_config_capacity_units(&c);
+    const uint64_t unit = unit_bytes ? unit_bytes : page_bytes;
+    const uint64_t bytes = std::min(units * unit, bank_bytes) / stripe_bytes * stripe_bytes;
     if (bytes == 0)
         throw InputError("config", "ssd.store",
                          "the FTL offers no store with " + std::to_string(blocks_per_plane) +
@@ -300,17 +311,22 @@ constexpr std::pair<uint64_t StoreStats::*, uint32_t> kStoreStats[] = {
     {&StoreStats::erases, SPU_OS_STAT_STORE_ERASES},
     {&StoreStats::table_misses, SPU_OS_STAT_STORE_TABLE_MISSES},
     {&StoreStats::flash_wait_us, SPU_OS_STAT_STORE_FLASH_WAIT_US},
+    {&StoreStats::buffer_hits, SPU_OS_STAT_STORE_BUFFER_HITS},
+    {&StoreStats::padded_units, SPU_OS_STAT_STORE_PADDED_UNITS},
+    {&StoreStats::flushes, SPU_OS_STAT_STORE_FLUSHES},
 };
 }  // namespace
 
 StoreStats StoreStats::of(WillowApps& apps, uint32_t spu) {
     StoreStats s;
     for (const auto& [field, which] : kStoreStats) s.*field = apps.stat(spu, which);
+    s.units_per_page = std::max<uint32_t>(1, apps.stat(spu, SPU_OS_STAT_STORE_UNITS_PER_PAGE));
     return s;
 }
 
 StoreStats& StoreStats::operator+=(const StoreStats& o) {
     for (const auto& [field, which] : kStoreStats) this->*field += o.*field;
+    units_per_page = o.units_per_page;
     return *this;
 }
 
@@ -321,6 +337,10 @@ void WillowApps::attach_store(const StoreConfig& store, uint64_t bank_bytes,
                               " B exceed SPU-OS's 32-bit NVM addresses");
     broadcast_ok(targets(spus), SPU_OS_RPC_STORE_ATTACH, store.attach_payload(bank_bytes),
                  std::string(store.format ? "format" : "mount") + " of the flash store");
+}
+
+void WillowApps::flush_store(const std::vector<uint32_t>& spus) {
+    broadcast_ok(targets(spus), SPU_OS_RPC_STORE_FLUSH, {}, "flush of the flash store");
 }
 
 uint32_t WillowApps::stat(uint32_t spu, uint32_t which) {

@@ -36,7 +36,14 @@ struct StoreConfig {
     uint32_t esp_blocks = 4;         // assumed: per plane, for Flash-Cosmos operands (the app
                                      // gives a group up to 2 blocks per plane)
     std::string cell_mode = "tlc";   // data pages: slc, mlc or tlc [Flash-Cosmos Table 1: TLC]
-    void describe(core::Params& p);  // relative to the caller's scope
+    uint32_t unit_bytes = 4096;      // the FTL's mapping unit: 4 KiB, as SSDs map (a page: 0)
+    // Writes acknowledged from the FTL's write buffer in SSD memory, made durable by a flush
+    // (STORE_FLUSH, nvm_flush) or when their page fills: a volatile write cache. Off: every
+    // write is programmed before it is acknowledged (Willow's semantics, and SPU-OS has no
+    // power-loss flush yet).
+    bool write_cache = false;
+    std::string gc_policy = "greedy";  // greedy or cost-benefit (Kawaguchi et al. 1995)
+    void describe(core::Params& p);    // relative to the caller's scope
     // The SPU_OS_RPC_STORE_ATTACH payload (struct spu_os_store_attach) for banks of bank_bytes.
     std::vector<uint8_t> attach_payload(uint64_t bank_bytes) const;
     // The store bytes each SPU offers on a channel of this geometry, as SPU-OS will compute them
@@ -105,6 +112,8 @@ class WillowApps {
     // STORE_ATTACH on every SPU (or those of `spus`): their stores move onto the flash.
     void attach_store(const StoreConfig& store, uint64_t bank_bytes,
                       const std::vector<uint32_t>& spus = {});
+    // STORE_FLUSH on every SPU (or those of `spus`): what the stores acknowledged is durable.
+    void flush_store(const std::vector<uint32_t>& spus = {});
 
     // The host kernel's slot table: the app in `slot` of `spu`, the slot of `app` on `spu`.
     std::optional<uint32_t> app_in(uint32_t spu, uint32_t slot) const;
@@ -136,17 +145,21 @@ class WillowApps {
 
 // The flash store's counters (SPU_OS_STAT_STORE_*) of one SPU, or summed over several.
 struct StoreStats {
-    uint64_t host_writes = 0;  // pages the FTL wrote for NVM writes (a piece counts one)
+    uint64_t host_writes = 0;  // units the FTL wrote for NVM writes (a piece counts one)
     uint64_t host_reads = 0;
-    uint64_t programs = 0;  // pages programmed: host writes, GC copies, TRIM records
+    uint64_t programs = 0;  // pages programmed: host writes, GC copies, records, padding
     uint64_t gc_copies = 0, gc_victims = 0, erases = 0;
     uint64_t table_misses = 0;   // FTL table lines fetched from SSD memory
     uint64_t flash_wait_us = 0;  // SPU-OS's time waiting for the flash
+    uint64_t buffer_hits = 0;    // unit writes and reads served in the write buffer
+    uint64_t padded_units = 0;   // page slots programmed empty
+    uint64_t flushes = 0;
+    uint32_t units_per_page = 1;  // the same on every SPU (not summed)
     static StoreStats of(WillowApps& apps, uint32_t spu);
     StoreStats& operator+=(const StoreStats& o);
-    // Flash programs per page written for the host (0 before any write).
+    // Flash units programmed per unit written for the host (0 before any write).
     double write_amplification() const {
-        return host_writes ? double(programs) / double(host_writes) : 0.0;
+        return host_writes ? double(programs) * units_per_page / double(host_writes) : 0.0;
     }
 };
 

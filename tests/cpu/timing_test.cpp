@@ -271,8 +271,8 @@ TEST_F(CpuMemory, DebugReadAndWriteThroughTheBus) {
     EXPECT_FALSE(core().debug_read(0x40000000, &b, 1));  // nothing there
     uint8_t across[8];
     EXPECT_FALSE(
-        core().debug_read(SPU_IMEM_BASE + SPU_IMEM_SIZE - 4, across, 8));  // runs into the gap
-    EXPECT_TRUE(core().debug_read(SPU_IMEM_BASE + SPU_IMEM_SIZE - 4, across, 4));
+        core().debug_read(SPU_DMEM_BASE + SPU_DMEM_SIZE - 4, across, 8));  // runs into the gap
+    EXPECT_TRUE(core().debug_read(SPU_DMEM_BASE + SPU_DMEM_SIZE - 4, across, 4));
 }
 
 TEST_F(CpuMemory, RevokedDmiFallsBackAndIsAcquiredAgain) {

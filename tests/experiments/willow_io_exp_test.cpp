@@ -40,8 +40,9 @@ TEST(PlatformWillowIoExp, BaseIoAndDirectIoAgainstThePaper) {
     EXPECT_NEAR(sim("W.15"), 4096 / 3.2, 60);
 
     // On the NAND array through the SPUs' FTL (no published values: Willow stored in emulated
-    // PCM). Base-IO's 8 KiB stripe units are half a 16 KiB page, so streaming writes program
-    // every page twice (read-modify-write), and nothing else: no GC on a fresh array.
+    // PCM). Base-IO's 8 KiB stripe units are two of a 16 KiB page's four 4 KiB mapping units;
+    // write-through (the default) programs a page for each, half of it padding: 2 bytes
+    // programmed per byte, and nothing else (no GC on a fresh array).
     EXPECT_NEAR(sim("W.N4"), 2.0, 0.01);
     // The medium bounds the bandwidth now: below the memory store's, and writes (a TLC program,
     // 700 us, per 8 KiB) far below reads (a partial read, tR = 60 us, per 8 KiB).

@@ -1,6 +1,6 @@
 // A fake NAND channel for the FTL's host tests: it enforces the rules the real flash does (a page
 // is programmed once between erases, the pages of a block strictly in order), keeps page bytes
-// and the metadata word, counts P/E cycles, and injects faults: program failures on chosen
+// and the spare metadata words, counts P/E cycles, and injects faults: program failures on chosen
 // blocks, failing erases, uncorrectable reads of chosen pages, and power cuts (after a number of
 // programs and erases every command fails without effect, until the test mounts again).
 #pragma once
@@ -23,12 +23,13 @@ class FakeNand {
           data_(pages_.size() * g.page_bytes, 0xFF),
           next_(size_t(g.dies) * g.planes_per_die * g.blocks_per_plane, 0),
           pe_(next_.size(), 0) {
-        ops_.program = [](void* c, const ftl_ppa* a, uint64_t buf, uint64_t meta) {
-            return static_cast<FakeNand*>(c)->program(*a, buf, meta);
+        ops_.program = [](void* c, const ftl_ppa* a, uint64_t buf, const uint32_t* meta,
+                          uint32_t words) {
+            return static_cast<FakeNand*>(c)->program(*a, buf, meta, words);
         };
         ops_.read = [](void* c, const ftl_ppa* a, uint64_t buf, uint32_t off, uint32_t len,
-                       uint64_t* meta) {
-            return static_cast<FakeNand*>(c)->read(*a, buf, off, len, meta);
+                       uint32_t* meta, uint32_t words) {
+            return static_cast<FakeNand*>(c)->read(*a, buf, off, len, meta, words);
         };
         ops_.erase = [](void* c, uint32_t die, uint32_t plane, uint32_t block) {
             return static_cast<FakeNand*>(c)->erase(die, plane, block);
@@ -81,7 +82,9 @@ class FakeNand {
     // Observations.
     uint64_t violations = 0;  // rule breaks by the FTL (each also fails the test)
     uint64_t programs = 0, erases = 0;
-    std::map<uint32_t, uint32_t> last_page_of_lpn;  // from the metadata of programs
+    // From the metadata of programs: the slot (page * units per page + slot) each LPN was last
+    // programmed in (with a unit per page, its page).
+    std::map<uint32_t, uint32_t> last_page_of_lpn;
     const std::vector<uint32_t>& pe() const { return pe_; }
 
     void restore_power() {
@@ -92,7 +95,7 @@ class FakeNand {
   private:
     struct Page {
         bool written = false, torn = false;
-        uint64_t meta = ~uint64_t(0);
+        std::vector<uint32_t> meta;  // empty: erased (all ones)
     };
 
     bool tick(bool* now = nullptr) {
@@ -111,7 +114,7 @@ class FakeNand {
                a.page < g_.pages_per_block;
     }
 
-    int program(const ftl_ppa& a, uint64_t buf, uint64_t meta) {
+    int program(const ftl_ppa& a, uint64_t buf, const uint32_t* meta, uint32_t words) {
         bool now = false;
         if (!tick(&now)) {
             if (now && tear_on_cut && valid(a)) {  // power died during this program
@@ -131,25 +134,27 @@ class FakeNand {
         auto f = fail_from_page.find(b);
         if (f != fail_from_page.end() && a.page >= f->second) {
             pages_[p].torn = true;  // the data did not make it
-            pages_[p].meta = 0x0123456789abcdefull;
+            pages_[p].meta.assign(words, 0x89abcdefu);
             return FTL_E_FAILED;
         }
         ++programs;
         pages_[p].torn = false;
-        pages_[p].meta = meta;
+        pages_[p].meta.assign(meta, meta + words);
         std::memcpy(&data_[size_t(p) * g_.page_bytes], reinterpret_cast<const void*>(buf),
                     g_.page_bytes);
-        last_page_of_lpn[uint32_t(meta)] = p;
+        for (uint32_t s = 1; s < words; ++s)
+            if (meta[s] != ~0u) last_page_of_lpn[meta[s]] = p * (words - 1) + (s - 1);
         return FTL_OK;
     }
 
-    int read(const ftl_ppa& a, uint64_t buf, uint32_t off, uint32_t len, uint64_t* meta) {
+    int read(const ftl_ppa& a, uint64_t buf, uint32_t off, uint32_t len, uint32_t* meta,
+             uint32_t words) {
         if (dead) return FTL_E_IO;
         if (!valid(a) || off > g_.page_bytes || len > g_.page_bytes - off) return violation();
         uint32_t p = page_index(a);
         const Page& pg = pages_[p];
         if (pg.torn) return FTL_E_UNCORRECTABLE;
-        *meta = pg.meta;
+        for (uint32_t w = 0; w < words; ++w) meta[w] = w < pg.meta.size() ? pg.meta[w] : ~0u;
         if (len) {
             std::memcpy(reinterpret_cast<void*>(buf), &data_[size_t(p) * g_.page_bytes + off], len);
             if (uncorrectable.count(p)) return FTL_E_UNCORRECTABLE;

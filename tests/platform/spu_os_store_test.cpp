@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,7 +19,7 @@ namespace {
 #ifdef CANOPY_FIRMWARE_DIR
 using namespace spu_os_host;
 
-constexpr uint32_t kPage = 16384;
+constexpr uint32_t kPage = 16384, kUnit = 4096;  // the FTL maps 4 KiB units (StoreConfig)
 
 nand::NandConfig small_nand() {
     nand::NandConfig n;
@@ -58,24 +60,27 @@ TEST(SpuOsStore, NvmCallsGoThroughTheFtlToTheFlash) {
             const uint64_t bank = ssd.dram.bank_bytes();
             for (unsigned s = 0; s < 2; ++s) {
                 h.install(s, "app_store", kStoreApp, 0);
-                EXPECT_EQ(h.stat(s, SPU_OS_STAT_STORE_PAGES), 0u);  // SSD memory until attached
+                EXPECT_EQ(h.stat(s, SPU_OS_STAT_STORE_UNITS), 0u);  // SSD memory until attached
                 EXPECT_EQ(h.call(s, SPU_OS_KERNEL_APP, SPU_OS_RPC_STORE_ATTACH,
                                  sc.attach_payload(bank), kKernelHre),
                           SPU_OS_OK);
             }
             // The capacity SPU-OS found is the FTL's for this geometry, as the host computes it.
             const uint64_t bytes = sc.spu_bytes(2, 2, 48, kPage, bank, 8192);
-            EXPECT_GE(uint64_t(h.stat(1, SPU_OS_STAT_STORE_PAGES)) * kPage, bytes);
-            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_PAGE_BYTES), kPage);
-            // 200 bytes across a page boundary of SPU 1's store: two pages programmed, each a
-            // read-modify-write of an unmapped page.
+            EXPECT_GE(uint64_t(h.stat(1, SPU_OS_STAT_STORE_UNITS)) * kUnit, bytes);
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_UNIT_BYTES), kUnit);
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_UNITS_PER_PAGE), kPage / kUnit);
+            // 200 bytes across a unit boundary of SPU 1's store: two units written, each merged
+            // with an unmapped unit's 0xFF, into two of a page's four slots; write-through
+            // programs that page (the other two slots padded) before the store answers.
             std::vector<uint8_t> data(200);
             for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 7 + 3);
-            const uint32_t at = uint32_t(bank) + kPage - 100;
+            const uint32_t at = uint32_t(bank) + kUnit - 100;
             ASSERT_EQ(store(h, 1, at, data), SPU_OS_OK);
             EXPECT_EQ(load(h, 1, at, 200), checksum(data));
             EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_HOST_WRITES), 2u);
-            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_PROGRAMS), 2u);
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_PROGRAMS), 1u);
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_PADDED_UNITS), 2u);
             EXPECT_GT(h.stat(1, SPU_OS_STAT_STORE_FLASH_WAIT_US), 0u);
             EXPECT_GT(h.stat(1, SPU_OS_STAT_STORE_TABLE_MISSES), 0u);
             EXPECT_EQ(h.stat(0, SPU_OS_STAT_STORE_PROGRAMS), 0u);  // SPU 0 stored nothing
@@ -86,14 +91,16 @@ TEST(SpuOsStore, NvmCallsGoThroughTheFtlToTheFlash) {
             // Bytes never written read as erased flash.
             EXPECT_EQ(load(h, 1, uint32_t(bank) + 5 * kPage, 64),
                       checksum(std::vector<uint8_t>(64, 0xFF)));
-            // Overwriting part of it is another page programmed; the rest stays.
+            // Overwriting part of it is another unit written, another page programmed (three
+            // slots padded); the rest stays.
             const std::vector<uint8_t> patch(16, 0xA5);
             ASSERT_EQ(store(h, 1, at + 50, patch), SPU_OS_OK);
             std::copy(patch.begin(), patch.end(), data.begin() + 50);
             EXPECT_EQ(load(h, 1, at, 200), checksum(data));
-            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_PROGRAMS), 3u);
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_PROGRAMS), 2u);
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_PADDED_UNITS), 5u);
             // Outside the store: past its end, and below its base (SPU 0's bank).
-            const uint32_t end = uint32_t(bank) + h.stat(1, SPU_OS_STAT_STORE_PAGES) * kPage;
+            const uint32_t end = uint32_t(bank) + h.stat(1, SPU_OS_STAT_STORE_UNITS) * kUnit;
             EXPECT_EQ(load(h, 1, end - 8, 16), SPU_OS_E_RANGE);
             EXPECT_EQ(store(h, 1, 64, patch), SPU_OS_E_RANGE);
             // Once only.
@@ -120,7 +127,7 @@ TEST(SpuOsStore, AnSpuWithoutAFlashControllerRefusesTheStoreAndLives) {
                              small_store().attach_payload(bank), kKernelHre),
                       SPU_OS_E_STATE);
             EXPECT_EQ(h.kernel(1, SPU_OS_RPC_PING, {}), SPU_OS_ABI_VERSION);
-            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_PAGES), 0u);
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_UNITS), 0u);
             // SPU 0, which has one, attaches.
             EXPECT_EQ(h.call(0, SPU_OS_KERNEL_APP, SPU_OS_RPC_STORE_ATTACH,
                              small_store().attach_payload(bank), kKernelHre),
@@ -153,7 +160,7 @@ TEST(SpuOsStore, ABadAttachIsRefusedAndChangesNothing) {
             sc = small_store();
             EXPECT_EQ(attach(sc.attach_payload(1 << 15)),
                       SPU_OS_E_BAD_ARG);  // no room for the buffers
-            EXPECT_EQ(h.stat(0, SPU_OS_STAT_STORE_PAGES), 0u);
+            EXPECT_EQ(h.stat(0, SPU_OS_STAT_STORE_UNITS), 0u);
             // A good one still works after all that.
             EXPECT_EQ(attach(small_store().attach_payload(bank)), SPU_OS_OK);
         },
@@ -215,13 +222,15 @@ TEST(SpuOsStore, InFlashComputingCallsAreChecked) {
         &nc);
 }
 
-// A restart after a sudden power loss: SSD A formats its store, writes, overwrites and trims
-// nothing but acknowledges every write, and then loses power (its SPUs' memories and SSD memory,
-// with the FTL's tables, are gone: it never touches the flash again). SSD B, a fresh controller
-// on the same NAND array, mounts: its FTL rebuilds the map from the pages' metadata, read back
-// through the real flash controllers (ECC, randomiser), and every acknowledged byte reads back
-// as last written, the newest copy winning over the older ones.
-TEST(SpuOsStore, AMountOnAnotherControllerRecoversEveryAcknowledgedWrite) {
+// Two controllers on one NAND array, for restarts after a sudden power loss: SSD A attaches its
+// store with `store` (formatting it) and runs `on_a`, then loses power (its SPUs' memories and
+// SSD memory, with the FTL's tables and write buffer, are gone: it never touches the flash
+// again). SSD B, a fresh controller on the same array, mounts (its FTL rebuilds the map from the
+// pages' metadata, read back through the real flash controllers: ECC, randomiser) and runs
+// `on_b`. Both get the host and the bank size.
+void across_a_power_loss(const sw::StoreConfig& store,
+                         const std::function<void(Host&, uint64_t)>& on_a,
+                         const std::function<void(Host&, uint64_t)>& on_b) {
     const nand::NandConfig nc = small_nand();
     core::Services services;
     WillowConfig cfg;
@@ -238,17 +247,11 @@ TEST(SpuOsStore, AMountOnAnotherControllerRecoversEveryAcknowledgedWrite) {
         b.flash[c]->nand.bind(ports[c]->in);
         ports[c]->out.bind(array.channel(c).target);
     }
-    const sw::StoreConfig formatted = [] {
-        sw::StoreConfig s = small_store();
-        s.format = true;
-        return s;
-    }();
+    sw::StoreConfig formatted = store, mounted = store;
+    formatted.format = true;
+    mounted.format = false;
     const uint64_t bank = a.dram.bank_bytes();
-    // What each SPU's store must hold: records of 200 B, some across page boundaries, some
-    // overwritten (later copies of the same page) and partly overwritten.
-    std::map<std::pair<unsigned, uint32_t>, std::vector<uint8_t>> expect;
     bool a_done = false, b_done = false;
-    uint32_t a_programs = 0, pages_touched = 0;
     Host ha("host_a", a, services, [&](Host& h) {
         for (unsigned s = 0; s < 2; ++s) {
             h.install(s, "app_store", kStoreApp, 0);
@@ -256,19 +259,7 @@ TEST(SpuOsStore, AMountOnAnotherControllerRecoversEveryAcknowledgedWrite) {
                              formatted.attach_payload(bank), kKernelHre),
                       SPU_OS_OK);
         }
-        uint32_t seed = 12345;
-        for (unsigned round = 0; round < 3; ++round)
-            for (unsigned s = 0; s < 2; ++s)
-                for (uint32_t k = 0; k < 6; ++k) {
-                    // Page k's tail and page k+1's head, in every round: the newest wins.
-                    const uint32_t at = uint32_t(bank) * s + (k + 1) * kPage - 64 * (k % 3);
-                    std::vector<uint8_t> d(200);
-                    for (auto& x : d) x = uint8_t((seed = seed * 1103515245u + 12345u) >> 16);
-                    ASSERT_EQ(store(h, s, at, d), SPU_OS_OK) << "round " << round;
-                    expect[{s, at}] = d;
-                    pages_touched += at % kPage + d.size() > kPage ? 2 : 1;
-                }
-        for (unsigned s = 0; s < 2; ++s) a_programs += h.stat(s, SPU_OS_STAT_STORE_PROGRAMS);
+        on_a(h, bank);
         a_done = true;  // power lost: A sends nothing more
         while (!b_done) wait(sc_core::sc_time(1, sc_core::SC_MS));
     });
@@ -277,25 +268,116 @@ TEST(SpuOsStore, AMountOnAnotherControllerRecoversEveryAcknowledgedWrite) {
         for (unsigned s = 0; s < 2; ++s) {
             h.install(s, "app_store", kStoreApp, 0);
             ASSERT_EQ(h.call(s, SPU_OS_KERNEL_APP, SPU_OS_RPC_STORE_ATTACH,
-                             small_store().attach_payload(bank), kKernelHre),
+                             mounted.attach_payload(bank), kKernelHre),
                       SPU_OS_OK);
             EXPECT_EQ(h.stat(s, SPU_OS_STAT_STORE_PROGRAMS), 0u);  // mounting programs nothing
         }
-        // Records overlap pairwise only within one SPU and page pair; the last write of each
-        // address was the last round's, and records at different addresses do not overlap.
-        for (const auto& [where, d] : expect)
-            EXPECT_EQ(load(h, where.first, where.second, 200), checksum(d))
-                << "SPU " << where.first << " at 0x" << std::hex << where.second;
+        on_b(h, bank);
         b_done = true;
     });
     ha.timeout = sc_core::sc_time(1, sc_core::SC_SEC);  // the format erases 32 blocks, 3.5 ms each
     sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_SEC));
     EXPECT_TRUE(b_done) << console.str();
-    // A page program per page a record touches (read-modify-write), no GC on a fresh store.
-    EXPECT_EQ(a_programs, pages_touched);
-    EXPECT_GT(pages_touched, 3u * 2 * 6);  // some records straddle two pages
 }
 
+std::vector<uint8_t> random_record(uint32_t& seed, size_t n) {
+    std::vector<uint8_t> d(n);
+    for (auto& x : d) x = uint8_t((seed = seed * 1103515245u + 12345u) >> 16);
+    return d;
+}
+
+// Write-through (the default): A writes, overwrites and trims nothing but acknowledges every
+// write; every acknowledged byte reads back on B as last written, the newest copy winning over
+// the older ones.
+TEST(SpuOsStore, AMountOnAnotherControllerRecoversEveryAcknowledgedWrite) {
+    // Records of 200 B, some across unit boundaries, some overwritten (later copies of the same
+    // unit) and partly overwritten.
+    std::map<std::pair<unsigned, uint32_t>, std::vector<uint8_t>> expect;
+    uint32_t a_programs = 0, units_touched = 0, records = 0;
+    across_a_power_loss(
+        small_store(),
+        [&](Host& h, uint64_t bank) {
+            uint32_t seed = 12345;
+            for (unsigned round = 0; round < 3; ++round)
+                for (unsigned s = 0; s < 2; ++s)
+                    for (uint32_t k = 0; k < 6; ++k) {
+                        // Unit k's tail and unit k+1's head, in every round: the newest wins.
+                        const uint32_t at = uint32_t(bank) * s + (k + 1) * kUnit - 64 * (k % 3);
+                        const auto d = random_record(seed, 200);
+                        ASSERT_EQ(store(h, s, at, d), SPU_OS_OK) << "round " << round;
+                        expect[{s, at}] = d;
+                        units_touched += at % kUnit + d.size() > kUnit ? 2 : 1;
+                        ++records;
+                    }
+            for (unsigned s = 0; s < 2; ++s) a_programs += h.stat(s, SPU_OS_STAT_STORE_PROGRAMS);
+        },
+        [&](Host& h, uint64_t) {
+            // Records overlap pairwise only within one SPU and unit pair; the last write of each
+            // address was the last round's, and records at different addresses do not overlap.
+            for (const auto& [where, d] : expect)
+                EXPECT_EQ(load(h, where.first, where.second, 200), checksum(d))
+                    << "SPU " << where.first << " at 0x" << std::hex << where.second;
+        });
+    // Write-through programs the units a store wrote (one or two) in one page before it answers;
+    // no GC on a fresh store.
+    EXPECT_EQ(a_programs, records);
+    EXPECT_GT(units_touched, records);  // some records straddle two units
+}
+
+// The write cache (ssd.store.write_cache): writes are acknowledged from the FTL's write buffer
+// in SSD memory, which packs four 4 KiB units into each 16 KiB page. What A flushed (STORE_FLUSH)
+// comes back whole on B; of what it wrote after the flush, the units whose page filled were
+// programmed and come back, the rest of the buffer was lost with the power and reads as before
+// (never written: 0xFF).
+TEST(SpuOsStore, TheWriteCacheKeepsWhatWasFlushedAndFullPagesAcrossAPowerLoss) {
+    sw::StoreConfig cached = small_store();
+    cached.write_cache = true;
+    std::map<std::pair<unsigned, uint32_t>, std::vector<uint8_t>> flushed, unflushed;
+    uint32_t programs_before_loss[2] = {0, 0};
+    across_a_power_loss(
+        cached,
+        [&](Host& h, uint64_t bank) {
+            uint32_t seed = 777;
+            for (unsigned s = 0; s < 2; ++s)
+                for (uint32_t k = 0; k < 6; ++k) {  // across unit boundaries: 12 units each
+                    const uint32_t at = uint32_t(bank) * s + (2 * k + 1) * kUnit - 100;
+                    flushed[{s, at}] = random_record(seed, 200);
+                    ASSERT_EQ(store(h, s, at, flushed[{s, at}]), SPU_OS_OK);
+                }
+            for (unsigned s = 0; s < 2; ++s) {
+                // 12 units fill 3 pages: programmed as they filled, nothing left to flush.
+                EXPECT_EQ(h.stat(s, SPU_OS_STAT_STORE_PROGRAMS), 3u);
+                EXPECT_EQ(h.call(s, SPU_OS_KERNEL_APP, SPU_OS_RPC_STORE_FLUSH, Words{}, kKernelHre),
+                          SPU_OS_OK);
+                EXPECT_EQ(h.stat(s, SPU_OS_STAT_STORE_FLUSHES), 1u);
+                EXPECT_EQ(h.stat(s, SPU_OS_STAT_STORE_PADDED_UNITS), 0u);
+            }
+            for (unsigned s = 0; s < 2; ++s)
+                for (uint32_t k = 0; k < 6; ++k) {  // inside one unit each: 6 units
+                    const uint32_t at = uint32_t(bank) * s + (20 + k) * kUnit + 1000;
+                    unflushed[{s, at}] = random_record(seed, 200);
+                    ASSERT_EQ(store(h, s, at, unflushed[{s, at}]), SPU_OS_OK);
+                    EXPECT_EQ(load(h, s, at, 200), checksum(unflushed[{s, at}]));  // buffered
+                }
+            for (unsigned s = 0; s < 2; ++s)
+                programs_before_loss[s] = h.stat(s, SPU_OS_STAT_STORE_PROGRAMS);
+        },
+        [&](Host& h, uint64_t) {
+            for (const auto& [where, d] : flushed)
+                EXPECT_EQ(load(h, where.first, where.second, 200), checksum(d))
+                    << "SPU " << where.first << " at 0x" << std::hex << where.second;
+            // The first four units after the flush filled a page; the last two were in the
+            // buffer.
+            unsigned k = 0;
+            for (const auto& [where, d] : unflushed) {
+                const bool programmed = k++ % 6 < 4;
+                EXPECT_EQ(load(h, where.first, where.second, 200),
+                          checksum(programmed ? d : std::vector<uint8_t>(200, 0xFF)))
+                    << "SPU " << where.first << " at 0x" << std::hex << where.second;
+            }
+        });
+    for (unsigned s = 0; s < 2; ++s) EXPECT_EQ(programs_before_loss[s], 4u);
+}
 #endif
 
 }  // namespace

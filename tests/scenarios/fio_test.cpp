@@ -116,7 +116,7 @@ TEST(Fio, JsonOutputIsFiosOnStdout) {
     // Without number_ios the job does size bytes: 1 MiB of 8 KiB writes.
     EXPECT_EQ(out["jobs"][0]["write"]["total_ios"], 128);
     EXPECT_EQ(out["jobs"][0]["write"]["io_kbytes"], 1024);
-    EXPECT_GE(out["canopy"]["write_amplification"]["host_page_writes"].get<int>(), 128);
+    EXPECT_GE(out["canopy"]["write_amplification"]["host_unit_writes"].get<int>(), 128);
 }
 #endif
 

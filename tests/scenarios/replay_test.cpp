@@ -71,13 +71,18 @@ json expect_replayed(const std::string& path_arg, const std::string& file, size_
     const double span_s = j["span_ns"].get<double>() * 1e-9;
     EXPECT_NEAR(j["read"]["iops"].get<double>() * span_s, double(m.reads), 1e-6 * m.reads + 1e-9);
     EXPECT_NE(r.out.find("through " + path_arg), std::string::npos) << r.out;
-    // Willow stores on the flash through the FTL: a fresh array far from full needs no GC, so
-    // every page write programs exactly one page.
+    // Willow stores on the flash through the FTL: a fresh array far from full needs no GC, and
+    // write-through (the default) programs the units of each write into pages before it
+    // answers: every slot programmed holds a unit written or padding.
     const json& wa = j["write_amplification"];
     EXPECT_TRUE(wa.is_object()) << r.out;
     if (!wa.is_object()) return j;
-    EXPECT_GE(wa["host_page_writes"].get<uint64_t>(), m.writes);
-    EXPECT_EQ(wa["flash_programs"], wa["host_page_writes"]);
+    const uint64_t units = wa["host_unit_writes"], programs = wa["flash_programs"];
+    EXPECT_GE(units, m.writes);
+    EXPECT_EQ(programs * wa["units_per_page"].get<uint64_t>(),
+              units + wa["padded_units"].get<uint64_t>());
+    EXPECT_LE(programs, units);
+    EXPECT_EQ(wa["buffer_hits"], 0);
     EXPECT_EQ(j["gc"]["victims"], 0);
     EXPECT_EQ(j["gc"]["erases"], 0);
     return j;
@@ -85,10 +90,10 @@ json expect_replayed(const std::string& path_arg, const std::string& file, size_
 
 TEST(PlatformReplay, BaseIoReplaysTheTracesRequests) {
     const json j = expect_replayed("base-io", "traces/block/random_4k.csv", 80);
-    // Aligned 4 KiB writes each land inside one 8 KiB stripe unit, half a 16 KiB flash page:
-    // one page programmed (read-modify-write) per write, 4 bytes programmed per byte written.
+    // Aligned 4 KiB writes are one 4 KiB mapping unit each; write-through programs a 16 KiB
+    // page for each (its other three slots padded): 4 bytes programmed per byte written.
     const Mix m = first_requests(source("traces/block/random_4k.csv"), 80);
-    EXPECT_EQ(j["write_amplification"]["host_page_writes"], m.writes);
+    EXPECT_EQ(j["write_amplification"]["host_unit_writes"], m.writes);
     EXPECT_DOUBLE_EQ(j["write_amplification"]["per_byte"].get<double>(), 4.0);
 }
 

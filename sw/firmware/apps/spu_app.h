@@ -55,6 +55,8 @@ static inline uint32_t rpc_receive_to_nvm(uint32_t addr, uint32_t n) {
 static inline uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
     return spu_syscall(SPU_SYS_NVM_COPY, dst, src, n, 0);
 }
+/* What this SPU's store has acknowledged survives power loss once this returns SPU_OS_OK. */
+static inline uint32_t nvm_flush(void) { return spu_syscall(SPU_SYS_NVM_FLUSH, 0, 0, 0, 0); }
 static inline uint32_t spu_puts(const char* s) {
     uint32_t n = 0;
     while (s[n]) ++n;

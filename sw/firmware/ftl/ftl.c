@@ -1,17 +1,24 @@
 /* The flash translation layer (docs/ftl.md). Blocks are numbered densely,
- * b = (die * planes_per_die + plane) * blocks_per_plane + block, and physical pages p = b *
- * pages_per_block + page (32-bit; the divisions that split them are 32-bit, which rv32im has).
+ * b = (die * planes_per_die + plane) * blocks_per_plane + block, physical pages p = b *
+ * pages_per_block + page and physical units (slots) pu = p * units_per_page + slot (32-bit; the
+ * divisions that split them are 32-bit, which rv32im has).
  * Tables, all in the caller's memory and reached only through the accessors below (on the SPU
  * they may move to SSD memory behind DMA):
- *   map[lpn]   physical page of the LPN, NONE, or TRIMMED | p: trimmed, TRIM record at p;
- *   rmap[p]    the LPN whose current copy p holds (TRIMMED | lpn for a TRIM record,
+ *   map[lpn]   physical unit of the LPN, NONE, or TRIMMED | pu: trimmed, TRIM record at pu;
+ *   rmap[pu]   the LPN whose current copy pu holds (TRIMMED | lpn for a TRIM record,
  *              TRIMMED | (lpns + b) for block b's bad-block record), or NONE;
- *   pe[b], valid[b] (pages referenced by rmap), state[b];
- *   frb/frp[k] the open block and next page of write frontier k: one per (die, plane) unit for
- *              host writes, used round-robin (die fastest), one for GC copies, one for static
+ *   pe[b], age[b] (the sequence when b was last filled), valid[b] (units rmap references),
+ *   state[b];
+ *   frb/frp/fsl[k] the open block, its next page and the slots of that page filled in frontier
+ *              k's page buffer: one frontier per (die, plane) unit for host writes, used
+ *              round-robin page by page (die fastest), one for GC copies, one for static
  *              wear-levelling migrations;
  *   ufree[u]   free blocks per unit.
- * Page metadata word: bits 0-31 LPN, 32-62 write sequence, 63 record flag (TRIM or bad block);
+ * A unit in a page buffer is mapped already to the slot it will be programmed in; its page is
+ * the frontier's next page, programmed when its slots are full or at a flush. The GC and WL
+ * frontiers' buffers are programmed before their victim is erased, so they are empty between
+ * calls.
+ * Page metadata: word 0 the write sequence (31 bits), word 1 + s slot s's tag (NONE: empty);
  * erased = all ones. */
 #include "ftl.h"
 
@@ -20,7 +27,6 @@
 #define NONE 0xFFFFFFFFu
 #define TRIMMED 0x80000000u
 #define SEQ_MASK 0x7FFFFFFFu
-#define META_TRIM 0x8000000000000000ull
 
 enum { BLK_FREE = 0, BLK_OPEN, BLK_FULL, BLK_BAD, BLK_ESP_FREE, BLK_ESP_USED };
 enum { SRC_BUF, SRC_RMW, SRC_COPY, SRC_TRIM };
@@ -55,40 +61,21 @@ static inline uint32_t get32(const struct ftl* f, uint32_t off, uint32_t i) {
 static inline void set32(struct ftl* f, uint32_t off, uint32_t i, uint32_t v) {
     tbl_write(f, off + i * 4, &v, 4);
 }
-static inline uint32_t map_get(const struct ftl* f, uint32_t lpn) {
-    return get32(f, f->lay.off_map, lpn);
-}
-static inline void map_set(struct ftl* f, uint32_t lpn, uint32_t v) {
-    set32(f, f->lay.off_map, lpn, v);
-}
-static inline uint32_t rmap_get(const struct ftl* f, uint32_t p) {
-    return get32(f, f->lay.off_rmap, p);
-}
-static inline void rmap_set(struct ftl* f, uint32_t p, uint32_t v) {
-    set32(f, f->lay.off_rmap, p, v);
-}
-static inline uint32_t pe_get(const struct ftl* f, uint32_t b) {
-    return get32(f, f->lay.off_pe, b);
-}
-static inline void pe_set(struct ftl* f, uint32_t b, uint32_t v) { set32(f, f->lay.off_pe, b, v); }
-static inline uint32_t frb_get(const struct ftl* f, uint32_t k) {
-    return get32(f, f->lay.off_frb, k);
-}
-static inline void frb_set(struct ftl* f, uint32_t k, uint32_t v) {
-    set32(f, f->lay.off_frb, k, v);
-}
-static inline uint32_t frp_get(const struct ftl* f, uint32_t k) {
-    return get32(f, f->lay.off_frp, k);
-}
-static inline void frp_set(struct ftl* f, uint32_t k, uint32_t v) {
-    set32(f, f->lay.off_frp, k, v);
-}
-static inline uint32_t ufree_get(const struct ftl* f, uint32_t u) {
-    return get32(f, f->lay.off_ufree, u);
-}
-static inline void ufree_set(struct ftl* f, uint32_t u, uint32_t v) {
-    set32(f, f->lay.off_ufree, u, v);
-}
+#define TABLE32(name, field)                                               \
+    static inline uint32_t name##_get(const struct ftl* f, uint32_t i) {   \
+        return get32(f, f->lay.field, i);                                  \
+    }                                                                      \
+    static inline void name##_set(struct ftl* f, uint32_t i, uint32_t v) { \
+        set32(f, f->lay.field, i, v);                                      \
+    }
+TABLE32(map, off_map)
+TABLE32(rmap, off_rmap)
+TABLE32(pe, off_pe)
+TABLE32(age, off_age)
+TABLE32(frb, off_frb)
+TABLE32(frp, off_frp)
+TABLE32(fsl, off_fsl)
+TABLE32(ufree, off_ufree)
 static inline uint32_t valid_get(const struct ftl* f, uint32_t b) {
     uint16_t v;
     tbl_read(f, f->lay.off_valid + b * 2, &v, 2);
@@ -117,18 +104,29 @@ static int grow(uint32_t* a, uint32_t n, uint32_t size) {
     return 1;
 }
 
+static uint32_t units_per_page(const struct ftl_geometry* g) {
+    if (g->unit_bytes == 0) return 1;
+    if (g->page_bytes % g->unit_bytes) return 0;
+    uint32_t n = g->page_bytes / g->unit_bytes;
+    return n <= FTL_MAX_UNITS_PER_PAGE ? n : 0;
+}
+
 static int layout_of(const struct ftl_config* c, struct ftl_layout* l) {
     const struct ftl_geometry* g = &c->geo;
     if (!g->dies || !g->planes_per_die || !g->blocks_per_plane || !g->pages_per_block ||
         !g->page_bytes || g->pages_per_block > 0xFFFFu || c->op_permille >= 1000 ||
-        c->gc_free_blocks < 2)
+        c->gc_free_blocks < 2 || c->gc_policy > FTL_GC_COST_BENEFIT || c->write_cache > 1)
         return 0;
+    l->upp = units_per_page(g);
+    if (!l->upp || g->pages_per_block * l->upp > 0xFFFFu) return 0; /* valid[] is 16-bit */
     if (g->dies > 0xFFFFu / g->planes_per_die) return 0;
     l->units = g->dies * g->planes_per_die;
-    if (g->blocks_per_plane > 0x7FFFFFFFu / l->units) return 0;
+    if (g->blocks_per_plane > 0x3FFFFFFFu / l->units) return 0;
     l->blocks = l->units * g->blocks_per_plane;
-    if (g->pages_per_block > 0x7FFFFFFFu / l->blocks) return 0;
+    if (g->pages_per_block > 0x3FFFFFFFu / l->blocks) return 0;
     l->pages = l->blocks * g->pages_per_block;
+    if (l->pages > 0x3FFFFFFFu / l->upp) return 0;
+    l->slots = l->pages * l->upp;
     l->esp = c->esp_blocks;
     if (l->esp >= g->blocks_per_plane) return 0;
     /* Blocks that never hold user data at steady state: a host frontier per unit, the GC and
@@ -136,21 +134,25 @@ static int layout_of(const struct ftl_config* c, struct ftl_layout* l) {
     uint32_t reserved = l->units + 2 + c->gc_free_blocks;
     uint32_t data_blocks = l->blocks - l->esp * l->units;
     if (data_blocks <= reserved) return 0;
-    uint32_t usable = (data_blocks - reserved) * g->pages_per_block;
+    uint32_t usable = (data_blocks - reserved) * g->pages_per_block * l->upp;
     uint32_t op = usable / 1000 * c->op_permille + usable % 1000 * c->op_permille / 1000;
     l->lpns = usable - op;
     if (l->lpns == 0 || l->lpns > 0x7FFFFFFFu - l->blocks) return 0; /* bad-block records */
-    uint32_t a = 0;
+    uint32_t a = 0, fronts = l->units + 2;
     l->off_map = a;
     if (!grow(&a, l->lpns, 4)) return 0;
     l->off_rmap = a;
-    if (!grow(&a, l->pages, 4)) return 0;
+    if (!grow(&a, l->slots, 4)) return 0;
     l->off_pe = a;
     if (!grow(&a, l->blocks, 4)) return 0;
+    l->off_age = a;
+    if (!grow(&a, l->blocks, 4)) return 0;
     l->off_frb = a;
-    if (!grow(&a, l->units + 2, 4)) return 0;
+    if (!grow(&a, fronts, 4)) return 0;
     l->off_frp = a;
-    if (!grow(&a, l->units + 2, 4)) return 0;
+    if (!grow(&a, fronts, 4)) return 0;
+    l->off_fsl = a;
+    if (!grow(&a, fronts, 4)) return 0;
     l->off_ufree = a;
     if (!grow(&a, l->units, 4)) return 0;
     l->off_valid = a;
@@ -167,20 +169,36 @@ uint32_t ftl_mem_bytes(const struct ftl_config* cfg) {
     return layout_of(cfg, &l) ? l.bytes : 0;
 }
 
-uint32_t ftl_config_capacity_pages(const struct ftl_config* cfg) {
+uint32_t ftl_buffer_bytes(const struct ftl_config* cfg) {
+    struct ftl_layout l;
+    if (!layout_of(cfg, &l) || l.units + 2 > 0xFFFFFFFFu / cfg->geo.page_bytes) return 0;
+    return (l.units + 2) * cfg->geo.page_bytes;
+}
+
+uint32_t ftl_config_capacity_units(const struct ftl_config* cfg) {
     struct ftl_layout l;
     return layout_of(cfg, &l) ? l.lpns : 0;
 }
 
 static inline uint32_t ppb(const struct ftl* f) { return f->cfg.geo.pages_per_block; }
+static inline uint32_t upp(const struct ftl* f) { return f->lay.upp; }
+static inline uint32_t unit_bytes(const struct ftl* f) {
+    return f->cfg.geo.page_bytes / f->lay.upp;
+}
+static inline uint32_t frontiers(const struct ftl* f) { return f->lay.units + 2; }
 static inline uint32_t gc_frontier(const struct ftl* f) { return f->lay.units; }
 static inline uint32_t wl_frontier(const struct ftl* f) { return f->lay.units + 1; }
 static inline uint32_t unit_of(const struct ftl* f, uint32_t b) {
     return b / f->cfg.geo.blocks_per_plane;
 }
+static inline uint32_t block_of(const struct ftl* f, uint32_t pu) { return pu / upp(f) / ppb(f); }
 static inline int is_esp(const struct ftl* f, uint32_t b) {
     return b - unit_of(f, b) * f->cfg.geo.blocks_per_plane >=
            f->cfg.geo.blocks_per_plane - f->lay.esp;
+}
+/* Frontier k's page buffer, slot s. */
+static inline uint64_t slot_buf(const struct ftl* f, uint32_t k, uint32_t s) {
+    return f->cfg.buffers + (uint64_t)k * f->cfg.geo.page_bytes + (uint64_t)s * unit_bytes(f);
 }
 
 static void split(const struct ftl* f, uint32_t p, struct ftl_ppa* a) {
@@ -199,16 +217,18 @@ static int rc_of(int rc) {
 }
 
 static int fl_read(struct ftl* f, uint32_t p, uint64_t buf, uint32_t off, uint32_t len,
-                   uint64_t* meta) {
+                   uint32_t* meta) {
     struct ftl_ppa a;
+    uint32_t ignored[FTL_META_WORDS(FTL_MAX_UNITS_PER_PAGE)];
     split(f, p, &a);
-    return rc_of(f->cfg.ops->read(f->cfg.ctx, &a, buf, off, len, meta));
+    return rc_of(f->cfg.ops->read(f->cfg.ctx, &a, buf, off, len, meta ? meta : ignored,
+                                  FTL_META_WORDS(upp(f))));
 }
 
-static int fl_program(struct ftl* f, uint32_t p, uint64_t buf, uint64_t meta) {
+static int fl_program(struct ftl* f, uint32_t p, uint64_t buf, const uint32_t* meta) {
     struct ftl_ppa a;
     split(f, p, &a);
-    int rc = rc_of(f->cfg.ops->program(f->cfg.ctx, &a, buf, meta));
+    int rc = rc_of(f->cfg.ops->program(f->cfg.ctx, &a, buf, meta, FTL_META_WORDS(upp(f))));
     if (rc == FTL_OK) ++f->st.flash_programs;
     if (rc == FTL_E_FAILED) ++f->st.program_failures;
     return rc;
@@ -241,16 +261,29 @@ static int fl_erase(struct ftl* f, uint32_t b) {
     return FTL_OK;
 }
 
-static inline uint64_t meta_make(uint32_t lpn, uint32_t seq, int trim) {
-    return (uint64_t)lpn | (uint64_t)(seq & SEQ_MASK) << 32 | (trim ? META_TRIM : 0);
-}
-
 /* ---- mapping ---- */
 
-static void invalidate(struct ftl* f, uint32_t p) {
-    rmap_set(f, p, NONE);
-    uint32_t b = p / ppb(f);
+static void invalidate(struct ftl* f, uint32_t pu) {
+    rmap_set(f, pu, NONE);
+    uint32_t b = block_of(f, pu);
     valid_set(f, b, valid_get(f, b) - 1);
+}
+
+static void map_unit(struct ftl* f, uint32_t pu, uint32_t tag) {
+    rmap_set(f, pu, tag);
+    uint32_t b = block_of(f, pu);
+    valid_set(f, b, valid_get(f, b) + 1);
+}
+
+/* The frontier whose page buffer holds physical unit pu (mapped there, not programmed yet), or
+ * NONE. */
+static uint32_t buffered_in(const struct ftl* f, uint32_t pu) {
+    uint32_t p = pu / upp(f), b = p / ppb(f);
+    if (state_get(f, b) != BLK_OPEN) return NONE;
+    for (uint32_t k = 0; k < frontiers(f); ++k)
+        if (frb_get(f, k) == b)
+            return frp_get(f, k) == p - b * ppb(f) && pu % upp(f) < fsl_get(f, k) ? k : NONE;
+    return NONE;
 }
 
 /* The free block of unit u (or, when u has none, of the unit with most) with the fewest P/E
@@ -281,12 +314,14 @@ static uint32_t take_free(struct ftl* f, uint32_t u, int hottest) {
 }
 
 static int ensure_free(struct ftl* f);
-static int put_page(struct ftl* f, uint32_t k, uint32_t tag, int src, uint64_t buf, uint32_t off,
-                    uint32_t len);
+static int put_unit(struct ftl* f, uint32_t frontier, uint32_t tag, int src, uint64_t buf,
+                    uint32_t off, uint32_t len);
+static int commit(struct ftl* f, uint32_t k);
 
-/* The next page of frontier *k, opening a block if needed (host frontiers run GC first). When
- * no block is free (program failures in a row can use up the GC reserve), the page comes from
- * another frontier's open block, and *k names that frontier. */
+/* The page frontier *k fills, opening a block if needed (host frontiers run GC first). When no
+ * block is free (program failures in a row can use up the GC reserve), the page is another
+ * frontier's (its buffer then takes the unit), *k names that frontier, and f->borrowed is set so
+ * that the GC round that borrowed programs it. */
 static uint32_t frontier_page(struct ftl* f, uint32_t* k, int* rc) {
     uint32_t b = frb_get(f, *k);
     *rc = FTL_OK;
@@ -295,10 +330,11 @@ static uint32_t frontier_page(struct ftl* f, uint32_t* k, int* rc) {
         if (*rc != FTL_OK && *rc != FTL_E_NOSPACE) return NONE;
         b = take_free(f, *k < f->lay.units ? *k : NONE, *k == wl_frontier(f));
         if (b == NONE) {
-            for (uint32_t j = 0; j <= wl_frontier(f); ++j) {
+            for (uint32_t j = 0; j < frontiers(f); ++j) {
                 if (frb_get(f, j) == NONE) continue;
                 *k = j;
                 *rc = FTL_OK;
+                f->borrowed = 1;
                 return frb_get(f, j) * ppb(f) + frp_get(f, j);
             }
             *rc = FTL_E_NOSPACE;
@@ -307,32 +343,41 @@ static uint32_t frontier_page(struct ftl* f, uint32_t* k, int* rc) {
         *rc = FTL_OK;
         frb_set(f, *k, b);
         frp_set(f, *k, 0);
+        fsl_set(f, *k, 0);
     }
     return b * ppb(f) + frp_get(f, *k);
 }
 
-/* Moves every valid page of block b to frontier k. Returns the number of pages left behind
- * because they read uncorrectable (they stay mapped: reads keep reporting the error), or an
- * error code. */
-static int relocate(struct ftl* f, uint32_t b, uint32_t k) {
-    int unreadable = 0;
-    for (uint32_t p = b * ppb(f), end = p + ppb(f); p < end; ++p) {
-        uint32_t tag = rmap_get(f, p);
-        if (tag == NONE) continue;
-        int rc = put_page(f, k, tag, (tag & TRIMMED) ? SRC_TRIM : SRC_COPY, 0, 0, 0);
-        if (rc == FTL_E_UNCORRECTABLE) {
-            ++unreadable;
-            continue;
-        }
-        if (rc != FTL_OK) return rc;
-        if ((tag & ~TRIMMED) >= f->lay.lpns)
-            invalidate(f, p); /* a bad-block record: no map entry */
-        ++f->st.gc_copies;
-    }
-    return unreadable;
+/* Takes the next slot of frontier *k's page buffer: its physical unit, or NONE with *rc. */
+static uint32_t reserve(struct ftl* f, uint32_t* k, int* rc) {
+    uint32_t p = frontier_page(f, k, rc);
+    if (p == NONE) return NONE;
+    uint32_t s = fsl_get(f, *k);
+    fsl_set(f, *k, s + 1);
+    return p * upp(f) + s;
 }
 
-/* Block b is bad: it is never erased or written again, and a bad-block record (a page flagged
+/* Programs every page buffer that holds units. */
+static int flush_all(struct ftl* f) {
+    for (uint32_t k = 0; k < frontiers(f); ++k) {
+        int rc = commit(f, k);
+        if (rc != FTL_OK) return rc;
+    }
+    return FTL_OK;
+}
+
+/* Programs frontier k's buffer, and those a GC round borrowed pages of: the copies are on the
+ * flash before their victim is erased. */
+static int settle(struct ftl* f, uint32_t k) {
+    int rc = commit(f, k);
+    if (rc == FTL_OK && f->borrowed) {
+        f->borrowed = 0;
+        rc = flush_all(f);
+    }
+    return rc;
+}
+
+/* Block b is bad: it is never erased or written again, and a bad-block record (a unit flagged
  * like a TRIM record, LPN field lpns + b) keeps it so across power loss. Best effort: without
  * room for the record, the block is found bad again when it next fails. */
 static void mark_bad(struct ftl* f, uint32_t b) {
@@ -340,105 +385,207 @@ static void mark_bad(struct ftl* f, uint32_t b) {
         state_set(f, b, BLK_BAD);
         ++f->st.bad_blocks;
     }
-    if (put_page(f, gc_frontier(f), TRIMMED | (f->lay.lpns + b), SRC_TRIM, 0, 0, 0) == FTL_OK)
+    if (put_unit(f, gc_frontier(f), TRIMMED | (f->lay.lpns + b), SRC_TRIM, 0, 0, 0) == FTL_OK &&
+        settle(f, gc_frontier(f)) == FTL_OK)
         ++f->st.bad_records;
 }
 
-/* Frontier k's block failed a program: retire it. What it holds stays readable there; the next
- * ensure_free moves it, once GC has made room (moving it now could exhaust the free blocks when
- * failures come in a row). */
-static void retire(struct ftl* f, uint32_t k) {
-    uint32_t b = frb_get(f, k);
+/* Frontier k's page failed to program: its block is retired (what its earlier pages hold stays
+ * readable there; the next ensure_free moves it, once GC has made room, since moving it now could
+ * exhaust the free blocks when failures come in a row) and the page's units go to the next page
+ * the frontier gets, from the same buffer. */
+static int rehome(struct ftl* f, uint32_t k) {
+    uint32_t tags[FTL_MAX_UNITS_PER_PAGE], n = fsl_get(f, k);
+    uint32_t b = frb_get(f, k), p = b * ppb(f) + frp_get(f, k);
+    for (uint32_t s = 0; s < n; ++s) {
+        tags[s] = rmap_get(f, p * upp(f) + s);
+        invalidate(f, p * upp(f) + s);
+    }
+    fsl_set(f, k, 0);
     frb_set(f, k, NONE);
     if (valid_get(f, b)) ++f->pending;
-    mark_bad(f, b);
-}
-
-/* Empties block b (full) through frontier k and erases it; a block with unreadable pages is
- * retired instead. */
-static int reclaim(struct ftl* f, uint32_t b, uint32_t k) {
-    int rc = relocate(f, b, k);
-    if (rc < 0) return rc;
-    if (rc == 0) {
-        rc = fl_erase(f, b);
-        if (rc != FTL_OK || state_get(f, b) != BLK_BAD) return rc;
+    if (state_get(f, b) != BLK_BAD) {
+        state_set(f, b, BLK_BAD);
+        ++f->st.bad_blocks;
     }
-    mark_bad(f, b); /* unreadable pages, or the erase failed */
+    for (uint32_t s = 0; s < n; ++s) {
+        int rc;
+        uint32_t j = k, pu = reserve(f, &j, &rc);
+        if (pu == NONE) return rc;
+        if (j != k || pu % upp(f) != s)
+            f->cfg.ops->copy(f->cfg.ctx, slot_buf(f, j, pu % upp(f)), slot_buf(f, k, s),
+                             unit_bytes(f));
+        uint32_t lpn = tags[s] & ~TRIMMED;
+        if (lpn < f->lay.lpns) map_set(f, lpn, pu | (tags[s] & TRIMMED));
+        map_unit(f, pu, tags[s]);
+        if (j != k && fsl_get(f, j) == upp(f) && (rc = commit(f, j)) != FTL_OK) return rc;
+    }
+    mark_bad(f, b);
     return FTL_OK;
 }
 
-/* Programs one logical page (tag = lpn, or TRIMMED | lpn for a TRIM record) at frontier k and
- * maps it; the source is buf (SRC_BUF), buf's len bytes at off merged into the current page
- * (SRC_RMW), the current page (SRC_COPY) or nothing (SRC_TRIM). A program failure retires the
- * block and tries again at the frontier's next block; the scratch buffer is filled after the
- * page is found, and again each try, since opening a block may run GC, which uses it. */
-static int put_page(struct ftl* f, uint32_t frontier, uint32_t tag, int src, uint64_t buf,
-                    uint32_t off, uint32_t len) {
-    const struct ftl_ops* ops = f->cfg.ops;
-    uint32_t lpn = tag & ~TRIMMED, pb = f->cfg.geo.page_bytes;
-    uint64_t scratch = f->cfg.scratch, meta;
-    int record = lpn >= f->lay.lpns; /* a bad-block record: outside the map */
+/* Programs frontier k's page from its buffer, the slots not filled padded. */
+static int commit(struct ftl* f, uint32_t k) {
+    uint32_t meta[FTL_META_WORDS(FTL_MAX_UNITS_PER_PAGE)];
     for (;;) {
-        int rc;
-        uint32_t k = frontier;
-        uint32_t p = frontier_page(f, &k, &rc);
-        if (p == NONE) return rc;
-        uint32_t old = record ? NONE : map_get(f, lpn);
-        uint64_t from = scratch;
-        if (src == SRC_BUF) {
-            from = buf;
-        } else if (src == SRC_RMW || src == SRC_COPY) {
-            if (old != NONE && !(old & TRIMMED)) {
-                rc = fl_read(f, old, scratch, 0, pb, &meta);
-                if (rc != FTL_OK) return rc;
-            } else {
-                ops->fill(f->cfg.ctx, scratch, 0xFF, pb);
-            }
-            if (src == SRC_RMW) ops->copy(f->cfg.ctx, scratch + off, buf, len);
-        }
-        rc = fl_program(f, p, from, meta_make(lpn, f->seq++, src == SRC_TRIM));
+        uint32_t n = fsl_get(f, k);
+        if (n == 0) return FTL_OK;
+        uint32_t b = frb_get(f, k), p = b * ppb(f) + frp_get(f, k);
+        meta[0] = f->seq++ & SEQ_MASK;
+        for (uint32_t s = 0; s < upp(f); ++s)
+            meta[1 + s] = s < n ? rmap_get(f, p * upp(f) + s) : NONE;
+        int rc = fl_program(f, p, slot_buf(f, k, 0), meta);
         if (rc == FTL_E_FAILED) {
-            retire(f, k);
+            rc = rehome(f, k);
+            if (rc != FTL_OK) return rc;
             continue;
         }
         if (rc != FTL_OK) return rc;
-        if (!record) {
-            old = map_get(f, lpn); /* unchanged: nothing else ran since the read */
-            if (old != NONE) invalidate(f, old & ~TRIMMED);
-            map_set(f, lpn, src == SRC_TRIM ? (p | TRIMMED) : p);
-        }
-        rmap_set(f, p, tag);
-        uint32_t b = p / ppb(f);
-        valid_set(f, b, valid_get(f, b) + 1);
+        f->st.padded_units += upp(f) - n;
+        fsl_set(f, k, 0);
         uint32_t next = frp_get(f, k) + 1;
         frp_set(f, k, next);
         if (next == ppb(f)) {
             state_set(f, b, BLK_FULL);
+            age_set(f, b, f->seq & SEQ_MASK);
             frb_set(f, k, NONE);
         }
+        if (k == f->rr) f->rr = k + 1 == f->lay.units ? 0 : k + 1; /* host writes stripe */
         return FTL_OK;
     }
 }
 
-/* Greedy GC until enough blocks are free; then the data of a retired block, if any waits; then
- * at most one static wear-levelling migration. */
+/* Puts one unit (tag = lpn, TRIMMED | lpn for a TRIM record, TRIMMED | (lpns + b) for a bad-block
+ * record) in frontier `frontier`'s page buffer and maps it there; its bytes come from buf
+ * (SRC_BUF, a whole unit), buf's len bytes at off merged into the unit's current bytes (SRC_RMW),
+ * the current copy on the flash (SRC_COPY), or nothing (SRC_TRIM). A unit whose current copy
+ * still waits in a page buffer is replaced there (host writes and TRIMs). The page is programmed
+ * when its slots are full. */
+static int put_unit(struct ftl* f, uint32_t frontier, uint32_t tag, int src, uint64_t buf,
+                    uint32_t off, uint32_t len) {
+    const struct ftl_ops* ops = f->cfg.ops;
+    uint32_t lpn = tag & ~TRIMMED, ub = unit_bytes(f);
+    int record = lpn >= f->lay.lpns; /* a bad-block record: outside the map */
+    uint32_t old = record ? NONE : map_get(f, lpn);
+    uint32_t k = old == NONE || src == SRC_COPY ? NONE : buffered_in(f, old & ~TRIMMED);
+    if (k != NONE) {
+        uint32_t pu = old & ~TRIMMED;
+        uint64_t at = slot_buf(f, k, pu % upp(f));
+        if (src == SRC_BUF) ops->copy(f->cfg.ctx, at, buf, ub);
+        if (src == SRC_RMW && (old & TRIMMED)) ops->fill(f->cfg.ctx, at, 0xFF, ub);
+        if (src == SRC_RMW) ops->copy(f->cfg.ctx, at + off, buf, len);
+        map_set(f, lpn, src == SRC_TRIM ? (pu | TRIMMED) : pu);
+        rmap_set(f, pu, src == SRC_TRIM ? tag : lpn);
+        ++f->st.buffer_hits;
+        return FTL_OK;
+    }
+    int rc;
+    k = frontier;
+    uint32_t pu = reserve(f, &k, &rc);
+    if (pu == NONE) return rc;
+    uint64_t at = slot_buf(f, k, pu % upp(f));
+    old = record ? NONE : map_get(f, lpn); /* again: the GC that reserve ran may have moved it */
+    if (src == SRC_BUF) {
+        ops->copy(f->cfg.ctx, at, buf, ub);
+    } else if (src == SRC_RMW || src == SRC_COPY) {
+        if (old != NONE && !(old & TRIMMED)) {
+            rc = fl_read(f, old / upp(f), at, old % upp(f) * ub, ub, 0);
+            if (rc != FTL_OK) { /* the slot goes back: nothing was taken after it */
+                fsl_set(f, k, fsl_get(f, k) - 1);
+                return rc;
+            }
+        } else {
+            ops->fill(f->cfg.ctx, at, 0xFF, ub);
+        }
+        if (src == SRC_RMW) ops->copy(f->cfg.ctx, at + off, buf, len);
+    }
+    if (!record) {
+        if (old != NONE) invalidate(f, old & ~TRIMMED);
+        map_set(f, lpn, src == SRC_TRIM ? (pu | TRIMMED) : pu);
+    }
+    map_unit(f, pu, tag);
+    return fsl_get(f, k) == upp(f) ? commit(f, k) : FTL_OK;
+}
+
+/* Moves every valid unit of block b to frontier k's buffer. Returns the number of units left
+ * behind because they read uncorrectable (they stay mapped: reads keep reporting the error), or
+ * an error code. */
+static int relocate(struct ftl* f, uint32_t b, uint32_t k) {
+    int unreadable = 0;
+    for (uint32_t pu = b * ppb(f) * upp(f), end = pu + ppb(f) * upp(f); pu < end; ++pu) {
+        uint32_t tag = rmap_get(f, pu);
+        if (tag == NONE) continue;
+        int rc = put_unit(f, k, tag, (tag & TRIMMED) ? SRC_TRIM : SRC_COPY, 0, 0, 0);
+        if (rc == FTL_E_UNCORRECTABLE) {
+            ++unreadable;
+            continue;
+        }
+        if (rc != FTL_OK) return rc;
+        if ((tag & ~TRIMMED) >= f->lay.lpns) invalidate(f, pu); /* a bad-block record */
+        ++f->st.gc_copies;
+    }
+    return unreadable;
+}
+
+/* Empties block b (full) through frontier k and erases it; a block with unreadable units is
+ * retired instead. */
+static int reclaim(struct ftl* f, uint32_t b, uint32_t k) {
+    int unreadable = relocate(f, b, k);
+    if (unreadable < 0) return unreadable;
+    int rc = settle(f, k);
+    if (rc != FTL_OK) return rc;
+    if (unreadable == 0) {
+        rc = fl_erase(f, b);
+        if (rc != FTL_OK || state_get(f, b) != BLK_BAD) return rc;
+    }
+    mark_bad(f, b); /* unreadable units, or the erase failed */
+    return FTL_OK;
+}
+
+/* The GC victim: the full block with the fewest valid units (greedy), or with the most
+ * (1 - u) * age / (1 + u) (cost-benefit; u its valid fraction, age the writes since it filled);
+ * NONE when no full block would give any room. */
+static uint32_t pick_victim(const struct ftl* f) {
+    const uint32_t all = ppb(f) * upp(f);
+    uint32_t victim = NONE, least = all;
+    uint64_t best_num = 0, best_den = 1;
+    for (uint32_t b = 0; b < f->lay.blocks; ++b) {
+        if (state_get(f, b) != BLK_FULL) continue;
+        uint32_t v = valid_get(f, b);
+        if (v >= all) continue;
+        if (f->cfg.gc_policy == FTL_GC_GREEDY) {
+            if (v < least) victim = b, least = v;
+            continue;
+        }
+        /* Compared as fractions: num / den > best_num / best_den, without a division. Ages are
+         * capped at 2^30 writes, so the products fit in 64 bits. */
+        uint32_t age = (f->seq - age_get(f, b)) & SEQ_MASK;
+        if (age > 0x40000000u) age = 0x40000000u;
+        uint64_t num = (uint64_t)(all - v) * (age + 1), den = all + v;
+        if (victim == NONE || num * best_den > best_num * den)
+            victim = b, best_num = num, best_den = den;
+    }
+    return victim;
+}
+
+/* GC until enough blocks are free; then the data of a retired block, if any waits; then at most
+ * one static wear-levelling migration. */
 static int ensure_free(struct ftl* f) {
     while (f->free_blocks < f->cfg.gc_free_blocks) {
-        uint32_t victim = NONE, least = NONE;
-        for (uint32_t b = 0; b < f->lay.blocks; ++b)
-            if (state_get(f, b) == BLK_FULL && valid_get(f, b) < least)
-                victim = b, least = valid_get(f, b);
-        if (victim == NONE || least >= ppb(f)) return FTL_E_NOSPACE; /* no progress possible */
+        uint32_t victim = pick_victim(f);
+        if (victim == NONE) return FTL_E_NOSPACE; /* no progress possible */
         ++f->st.gc_victims;
         int rc = reclaim(f, victim, gc_frontier(f));
         if (rc != FTL_OK) return rc;
     }
-    if (f->pending) { /* one retired block per call; those with unreadable pages are passed */
+    if (f->pending) { /* one retired block per call; those with unreadable units are passed */
         uint32_t b = 0;
         for (; b < f->lay.blocks; ++b) {
             if (state_get(f, b) != BLK_BAD || !valid_get(f, b)) continue;
             int rc = relocate(f, b, gc_frontier(f));
             if (rc < 0) return rc;
+            int settled = settle(f, gc_frontier(f));
+            if (settled != FTL_OK) return settled;
             if (rc == 0) break;
         }
         f->pending = b == f->lay.blocks ? 0 : f->pending - 1;
@@ -455,7 +602,8 @@ static int ensure_free(struct ftl* f) {
         if (cold == NONE || most - least <= f->cfg.wl_threshold) return FTL_OK;
         if (cold == frb_get(f, wl_frontier(f))) {
             /* The WL frontier's own block is the coldest (it opened when nothing free was worn):
-             * only migrations fill it, so close it and migrate it like any other. */
+             * only migrations fill it, so close it and migrate it like any other (its buffer is
+             * empty: every migration settles). */
             frb_set(f, wl_frontier(f), NONE);
             state_set(f, cold, BLK_FULL);
         }
@@ -483,13 +631,13 @@ static int setup(struct ftl* f, const struct ftl_config* cfg) {
     f->cfg = *cfg;
     f->mem = external ? 0 : (uint8_t*)cfg->mem;
     f->lay = l;
-    /* map and rmap NONE (all ones), P/E counts, frontier pages, free counts and valid counts 0;
-     * one fill each, since behind DMA a table is filled in bulk. */
+    /* map and rmap NONE (all ones); P/E counts, ages, frontier pages and slots, free counts and
+     * valid counts 0; one fill each, since behind DMA a table is filled in bulk. */
     tbl_fill(f, f->lay.off_map, 0xFF, f->lay.off_pe - f->lay.off_map);
     tbl_fill(f, f->lay.off_pe, 0, f->lay.off_state - f->lay.off_pe);
     for (uint32_t b = 0; b < f->lay.blocks; ++b)
         state_set(f, b, is_esp(f, b) ? BLK_ESP_FREE : BLK_FULL);
-    for (uint32_t k = 0; k <= wl_frontier(f); ++k) frb_set(f, k, NONE);
+    for (uint32_t k = 0; k < frontiers(f); ++k) frb_set(f, k, NONE);
     return FTL_OK;
 }
 
@@ -513,42 +661,46 @@ int ftl_format(struct ftl* f, const struct ftl_config* cfg) {
 }
 
 /* Every written page's metadata is read; per LPN the copy (data or TRIM record) with the highest
- * sequence wins. While scanning, rmap[p] holds page p's sequence (and TRIMMED for a record),
- * valid[b] the count of block b's written pages, and pe[b] 1 + the page of b's newest bad-block
- * record; afterwards all three are rebuilt. A block's written part ends at its first erased page
- * (a page torn by the power cut reads uncorrectable: it counts as written and holds nothing). */
+ * sequence wins. While scanning, rmap[pu] holds slot pu's page sequence (and TRIMMED for a
+ * record), valid[b] the count of block b's written pages, and pe[b] 1 + the slot of b's newest
+ * bad-block record; afterwards all three are rebuilt. A block's written part ends at its first
+ * erased page (a page torn by the power cut reads uncorrectable: it counts as written and holds
+ * nothing). */
 int ftl_mount(struct ftl* f, const struct ftl_config* cfg) {
     int rc = setup(f, cfg);
     if (rc != FTL_OK) return rc;
-    uint32_t max_seq = 0;
+    uint32_t max_seq = 0, meta[FTL_META_WORDS(FTL_MAX_UNITS_PER_PAGE)];
     int any = 0;
     for (uint32_t b = 0; b < f->lay.blocks; ++b) {
         if (is_esp(f, b)) continue;
         uint32_t written = 0;
         for (uint32_t i = 0; i < ppb(f); ++i) {
             uint32_t p = b * ppb(f) + i;
-            uint64_t meta = 0;
-            rc = fl_read(f, p, f->cfg.scratch, 0, 0, &meta);
+            rc = fl_read(f, p, f->cfg.buffers, 0, 0, meta);
             if (rc == FTL_E_UNCORRECTABLE) { /* a torn or worn page: holds nothing */
                 ++written;
                 continue;
             }
             if (rc != FTL_OK) return rc;
-            if (meta == ~(uint64_t)0) break;
+            if (meta[0] == NONE) break; /* erased: a written page's sequence has bit 31 clear */
             ++written;
-            uint32_t lpn = (uint32_t)meta, seq = (uint32_t)(meta >> 32) & SEQ_MASK;
-            int flag = (meta & META_TRIM) != 0;
-            if (lpn >= f->lay.lpns && !(flag && lpn - f->lay.lpns < f->lay.blocks))
-                continue; /* garbage */
-            rmap_set(f, p, seq | (flag ? TRIMMED : 0));
+            uint32_t seq = meta[0] & SEQ_MASK;
             if (!any || seq > max_seq) max_seq = seq, any = 1;
-            if (lpn >= f->lay.lpns) { /* a bad-block record */
-                uint32_t x = lpn - f->lay.lpns, cur = pe_get(f, x);
-                if (cur == 0 || seq > (rmap_get(f, cur - 1) & SEQ_MASK)) pe_set(f, x, p + 1);
-                continue;
+            for (uint32_t s = 0; s < upp(f); ++s) {
+                uint32_t tag = meta[1 + s], lpn = tag & ~TRIMMED, flag = tag & TRIMMED;
+                if (tag == NONE) continue; /* padding */
+                if (lpn >= f->lay.lpns && !(flag && lpn - f->lay.lpns < f->lay.blocks))
+                    continue; /* garbage */
+                uint32_t pu = p * upp(f) + s;
+                rmap_set(f, pu, seq | flag);
+                if (lpn >= f->lay.lpns) { /* a bad-block record */
+                    uint32_t x = lpn - f->lay.lpns, cur = pe_get(f, x);
+                    if (cur == 0 || seq > (rmap_get(f, cur - 1) & SEQ_MASK)) pe_set(f, x, pu + 1);
+                    continue;
+                }
+                uint32_t cur = map_get(f, lpn);
+                if (cur == NONE || seq > (rmap_get(f, cur) & SEQ_MASK)) map_set(f, lpn, pu);
             }
-            uint32_t cur = map_get(f, lpn);
-            if (cur == NONE || seq > (rmap_get(f, cur) & SEQ_MASK)) map_set(f, lpn, p);
         }
         valid_set(f, b, written);
     }
@@ -576,62 +728,67 @@ int ftl_mount(struct ftl* f, const struct ftl_config* cfg) {
         }
     }
     for (uint32_t lpn = 0; lpn < f->lay.lpns; ++lpn) {
-        uint32_t p = map_get(f, lpn);
-        if (p != NONE && (rmap_get(f, p) & TRIMMED)) map_set(f, lpn, p | TRIMMED);
+        uint32_t pu = map_get(f, lpn);
+        if (pu != NONE && (rmap_get(f, pu) & TRIMMED)) map_set(f, lpn, pu | TRIMMED);
     }
-    for (uint32_t p = 0; p < f->lay.pages; ++p) rmap_set(f, p, NONE);
+    tbl_fill(f, f->lay.off_rmap, 0xFF, f->lay.off_pe - f->lay.off_rmap);
     for (uint32_t lpn = 0; lpn < f->lay.lpns; ++lpn) {
         uint32_t m = map_get(f, lpn);
-        if (m == NONE) continue;
-        uint32_t p = m & ~TRIMMED;
-        rmap_set(f, p, lpn | (m & TRIMMED));
-        uint32_t b = p / ppb(f);
-        valid_set(f, b, valid_get(f, b) + 1);
+        if (m != NONE) map_unit(f, m & ~TRIMMED, lpn | (m & TRIMMED));
     }
     for (uint32_t b = 0; b < f->lay.blocks; ++b) { /* the newest record of each bad block stays */
         uint32_t r = pe_get(f, b);
         if (!r) continue;
         pe_set(f, b, 0);
-        rmap_set(f, r - 1, TRIMMED | (f->lay.lpns + b));
-        valid_set(f, (r - 1) / ppb(f), valid_get(f, (r - 1) / ppb(f)) + 1);
+        map_unit(f, r - 1, TRIMMED | (f->lay.lpns + b));
     }
-    for (uint32_t b = 0; b < f->lay.blocks; ++b) /* what bad blocks hold moves out, one per GC */
+    for (uint32_t b = 0; b < f->lay.blocks; ++b) { /* what bad blocks hold moves out, one per GC */
         if (state_get(f, b) == BLK_BAD && valid_get(f, b)) ++f->pending;
+        if (state_get(f, b) == BLK_FULL) age_set(f, b, 0); /* unknown: as old as can be */
+    }
     f->seq = any ? max_seq + 1 : 0;
     return FTL_OK;
 }
 
 /* ---- the API ---- */
 
-uint32_t ftl_capacity_pages(const struct ftl* f) { return f->lay.lpns; }
+uint32_t ftl_capacity_units(const struct ftl* f) { return f->lay.lpns; }
+uint32_t ftl_unit_bytes(const struct ftl* f) { return unit_bytes(f); }
 
-static int in_page(const struct ftl* f, uint32_t lpn, uint32_t offset, uint32_t len) {
-    uint32_t pb = f->cfg.geo.page_bytes;
-    return lpn < f->lay.lpns && offset <= pb && len <= pb - offset;
+static int in_unit(const struct ftl* f, uint32_t lpn, uint32_t offset, uint32_t len) {
+    uint32_t ub = unit_bytes(f);
+    return lpn < f->lay.lpns && offset <= ub && len <= ub - offset;
 }
 
 int ftl_read(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len) {
-    if (!in_page(f, lpn, offset, len)) return FTL_E_RANGE;
+    if (!in_unit(f, lpn, offset, len)) return FTL_E_RANGE;
     ++f->st.host_reads;
     uint32_t m = map_get(f, lpn);
     if (m == NONE || (m & TRIMMED)) {
         f->cfg.ops->fill(f->cfg.ctx, buf, 0xFF, len);
         return FTL_OK;
     }
-    uint64_t meta = 0;
-    int rc = fl_read(f, m, buf, offset, len, &meta);
-    if (rc == FTL_OK && (uint32_t)meta != lpn) return FTL_E_IO; /* the map is wrong */
+    uint32_t k = buffered_in(f, m), s = m % upp(f);
+    if (k != NONE) {
+        ++f->st.buffer_hits;
+        f->cfg.ops->copy(f->cfg.ctx, buf, slot_buf(f, k, s) + offset, len);
+        return FTL_OK;
+    }
+    uint32_t meta[FTL_META_WORDS(FTL_MAX_UNITS_PER_PAGE)];
+    int rc = fl_read(f, m / upp(f), buf, s * unit_bytes(f) + offset, len, meta);
+    if (rc == FTL_OK && meta[1 + s] != lpn) return FTL_E_IO; /* the map is wrong */
     return rc;
 }
 
+/* Write-through: what a host call put in a page buffer is programmed before it returns. */
+static int after_host(struct ftl* f) { return f->cfg.write_cache ? FTL_OK : flush_all(f); }
+
 int ftl_write(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len) {
-    if (!in_page(f, lpn, offset, len) || len == 0) return FTL_E_RANGE;
-    uint32_t k = f->rr;
-    f->rr = k + 1 == f->lay.units ? 0 : k + 1;
-    int whole = offset == 0 && len == f->cfg.geo.page_bytes;
-    int rc = put_page(f, k, lpn, whole ? SRC_BUF : SRC_RMW, buf, offset, len);
+    if (!in_unit(f, lpn, offset, len) || len == 0) return FTL_E_RANGE;
+    int whole = offset == 0 && len == unit_bytes(f);
+    int rc = put_unit(f, f->rr, lpn, whole ? SRC_BUF : SRC_RMW, buf, offset, len);
     if (rc == FTL_OK) ++f->st.host_writes;
-    return rc;
+    return rc == FTL_OK ? after_host(f) : rc;
 }
 
 int ftl_trim(struct ftl* f, uint32_t lpn, uint32_t count) {
@@ -639,19 +796,22 @@ int ftl_trim(struct ftl* f, uint32_t lpn, uint32_t count) {
     for (uint32_t i = lpn; i < lpn + count; ++i) {
         uint32_t m = map_get(f, i);
         if (m == NONE || (m & TRIMMED)) continue; /* no copy to hide, or hidden already */
-        uint32_t k = f->rr;
-        f->rr = k + 1 == f->lay.units ? 0 : k + 1;
-        int rc = put_page(f, k, i | TRIMMED, SRC_TRIM, 0, 0, 0);
+        int rc = put_unit(f, f->rr, i | TRIMMED, SRC_TRIM, 0, 0, 0);
         if (rc != FTL_OK) return rc;
         ++f->st.trim_records;
     }
-    return FTL_OK;
+    return after_host(f);
+}
+
+int ftl_flush(struct ftl* f) {
+    ++f->st.flushes;
+    return flush_all(f);
 }
 
 void ftl_stats(const struct ftl* f, struct ftl_stats* out) {
     *out = f->st;
     out->free_blocks = f->free_blocks;
-    out->wa_num = f->st.flash_programs;
+    out->wa_num = f->st.flash_programs * upp(f);
     out->wa_den = f->st.host_writes;
     out->pe_min = NONE;
     out->pe_max = 0;
@@ -670,7 +830,8 @@ void ftl_stats(const struct ftl* f, struct ftl_stats* out) {
 }
 
 /* Cross-checks the tables: map and rmap agree, valid counts match rmap, free counts match the
- * states, frontiers are open blocks. 0, or a positive number naming the first broken rule. */
+ * states, frontiers are open blocks whose buffered slots are mapped (and only those), the GC and
+ * WL buffers are empty. 0, or a positive number naming the first broken rule. */
 int ftl_check(const struct ftl* f) {
     uint32_t free_blocks = 0;
     for (uint32_t u = 0; u < f->lay.units; ++u) {
@@ -684,8 +845,8 @@ int ftl_check(const struct ftl* f) {
     if (free_blocks != f->free_blocks) return 2;
     for (uint32_t b = 0; b < f->lay.blocks; ++b) {
         uint32_t n = 0;
-        for (uint32_t p = b * ppb(f); p < (b + 1) * ppb(f); ++p) {
-            uint32_t tag = rmap_get(f, p);
+        for (uint32_t pu = b * ppb(f) * upp(f); pu < (b + 1) * ppb(f) * upp(f); ++pu) {
+            uint32_t tag = rmap_get(f, pu);
             if (tag == NONE) continue;
             ++n;
             uint32_t lpn = tag & ~TRIMMED;
@@ -693,25 +854,32 @@ int ftl_check(const struct ftl* f) {
                 if (!(tag & TRIMMED) || lpn - f->lay.lpns >= f->lay.blocks ||
                     state_get(f, lpn - f->lay.lpns) != BLK_BAD)
                     return 3;
-            } else if (map_get(f, lpn) != (p | (tag & TRIMMED))) {
+            } else if (map_get(f, lpn) != (pu | (tag & TRIMMED))) {
                 return 4;
             }
         }
-        if (n != valid_get(f, b) || n > ppb(f)) return 5;
+        if (n != valid_get(f, b) || n > ppb(f) * upp(f)) return 5;
         uint32_t s = state_get(f, b);
         if ((s == BLK_FREE || s == BLK_ESP_FREE || s == BLK_ESP_USED) && n) return 6;
     }
     for (uint32_t lpn = 0; lpn < f->lay.lpns; ++lpn) {
         uint32_t m = map_get(f, lpn);
         if (m == NONE) continue;
-        uint32_t p = m & ~TRIMMED;
-        if (p >= f->lay.pages || rmap_get(f, p) != (lpn | (m & TRIMMED))) return 7;
+        uint32_t pu = m & ~TRIMMED;
+        if (pu >= f->lay.slots || rmap_get(f, pu) != (lpn | (m & TRIMMED))) return 7;
     }
-    for (uint32_t k = 0; k <= wl_frontier(f); ++k) {
-        uint32_t b = frb_get(f, k);
-        if (b != NONE &&
-            (b >= f->lay.blocks || state_get(f, b) != BLK_OPEN || frp_get(f, k) >= ppb(f)))
+    for (uint32_t k = 0; k < frontiers(f); ++k) {
+        uint32_t b = frb_get(f, k), n = fsl_get(f, k);
+        if (b == NONE) {
+            if (n) return 8;
+            continue;
+        }
+        if (b >= f->lay.blocks || state_get(f, b) != BLK_OPEN || frp_get(f, k) >= ppb(f) ||
+            n >= upp(f) || (k >= f->lay.units && n))
             return 8;
+        uint32_t p = b * ppb(f) + frp_get(f, k);
+        for (uint32_t s = 0; s < upp(f); ++s)
+            if ((rmap_get(f, p * upp(f) + s) == NONE) != (s >= n)) return 9;
     }
     return 0;
 }

@@ -1,10 +1,13 @@
-/* The flash translation layer of one channel (docs/ftl.md): page-level mapping of logical pages
- * (LPNs) to physical pages, out-of-place writes striped round-robin over the channel's (die,
- * plane) units, greedy garbage collection, dynamic and static wear levelling, bad-block
- * retirement, TRIM, and recovery of the map from the flash alone (each page's metadata word holds
- * its LPN and a global write sequence). Portable C99: no allocation, no stdio; the caller gives
- * the memory for the tables and the flash operations (synchronous callbacks). Data buffers are
- * opaque 64-bit addresses: the FTL never touches data bytes itself, only through the callbacks. */
+/* The flash translation layer of one channel (docs/ftl.md): maps logical units (LPNs: a page, or
+ * a fraction of it, 4 KiB on 16 KiB pages) to slots of physical pages; a write buffer packs the
+ * units written into whole pages, one page buffer per write frontier, programmed when full or
+ * flushed (a volatile write cache, or write-through); out-of-place writes striped round-robin
+ * over the channel's (die, plane) units page by page; greedy or cost-benefit garbage collection,
+ * dynamic and static wear levelling, bad-block retirement, TRIM, and recovery of the map from the
+ * flash alone (each page's spare metadata holds a global write sequence and the LPN of each of its
+ * slots). Portable C99: no allocation, no stdio; the caller gives the memory for the tables and
+ * buffers and the flash operations (synchronous callbacks). Data buffers are opaque 64-bit
+ * addresses: the FTL never touches data bytes itself, only through the callbacks. */
 #ifndef FTL_H
 #define FTL_H
 
@@ -27,21 +30,30 @@ extern "C" {
 struct ftl_geometry {
     uint32_t dies, planes_per_die, blocks_per_plane;
     uint32_t pages_per_block; /* wordlines; at most 65535 */
-    uint32_t page_bytes;      /* data area; one logical page */
+    uint32_t page_bytes;      /* data area */
+    /* The mapping unit (one LPN): page_bytes divided by 1 .. FTL_MAX_UNITS_PER_PAGE; 0: a page. */
+    uint32_t unit_bytes;
 };
+
+#define FTL_MAX_UNITS_PER_PAGE 8
+/* Words of spare metadata a page carries: the write sequence, then each slot's tag. */
+#define FTL_META_WORDS(units_per_page) (1u + (units_per_page))
 
 struct ftl_ppa {
     uint32_t die, plane, block, page;
 };
 
-/* The flash, as the caller provides it; all calls synchronous, 0 or an FTL_E_* code. */
+/* The flash, as the caller provides it; all calls synchronous, 0 or an FTL_E_* code. Spare
+ * metadata is `words` 32-bit words (FTL_META_WORDS of the units per page), little-endian in the
+ * spare area: with one unit per page the two words are the 64-bit word seq | lpn << 32. */
 struct ftl_ops {
-    /* Programs a whole page from `buf` with the 8-byte metadata word `meta` in its spare area. */
-    int (*program)(void* ctx, const struct ftl_ppa* ppa, uint64_t buf, uint64_t meta);
-    /* Reads `len` bytes at `offset` of the page into `buf` and the page's metadata word into
-     * *meta_out (all ones when the page is erased); len == 0 reads only the metadata. */
+    /* Programs a whole page from `buf` with the metadata `meta` in its spare area. */
+    int (*program)(void* ctx, const struct ftl_ppa* ppa, uint64_t buf, const uint32_t* meta,
+                   uint32_t words);
+    /* Reads `len` bytes at `offset` of the page into `buf` and the page's metadata into meta
+     * (all ones when the page is erased); len == 0 reads only the metadata. */
     int (*read)(void* ctx, const struct ftl_ppa* ppa, uint64_t buf, uint32_t offset, uint32_t len,
-                uint64_t* meta_out);
+                uint32_t* meta, uint32_t words);
     int (*erase)(void* ctx, uint32_t die, uint32_t plane, uint32_t block);
     /* Buffer helpers: the buffers are opaque to the FTL (SSD memory on the SPU). */
     void (*copy)(void* ctx, uint64_t dst, uint64_t src, uint32_t len);
@@ -54,32 +66,45 @@ struct ftl_ops {
     void (*table_fill)(void* ctx, uint32_t off, uint8_t byte, uint32_t n);
 };
 
+#define FTL_GC_GREEDY 0       /* the victim with the fewest valid units */
+#define FTL_GC_COST_BENEFIT 1 /* the most (1 - u) age / (1 + u) (Kawaguchi et al., USENIX 1995) */
+
 struct ftl_config {
     struct ftl_geometry geo;
-    uint32_t op_permille;    /* over-provisioning: user capacity = usable pages * (1 - op) */
+    uint32_t op_permille;    /* over-provisioning: user capacity = usable units * (1 - op) */
     uint32_t gc_free_blocks; /* GC runs while fewer blocks are free (at least 2) */
     uint32_t wl_threshold;   /* static wear levelling when max - min P/E exceeds it; 0: off */
     uint32_t esp_blocks;     /* per plane, the last blocks: Flash-Cosmos operands, not data */
+    uint32_t gc_policy;      /* FTL_GC_* */
+    /* 1: a write or TRIM is acknowledged once in the write buffer (a volatile write cache: lost
+     * at power loss unless flushed, ftl_flush); 0: write-through, programmed before it returns
+     * (a page holding fewer units than it can is padded). */
+    uint32_t write_cache;
     const struct ftl_ops* ops;
     void* ctx; /* passed to every callback */
     void* mem; /* the tables (ftl_mem_bytes), 4-byte aligned; 0 with the table callbacks */
     uint32_t mem_bytes;
-    uint64_t scratch; /* one page buffer for GC copies and read-modify-write */
+    /* The write buffer: ftl_buffer_bytes(cfg) bytes, a page buffer per write frontier. */
+    uint64_t buffers;
 };
 
 struct ftl_stats {
-    uint64_t host_writes;    /* pages written by ftl_write (a sub-page write counts one) */
+    uint64_t host_writes;    /* units written by ftl_write (a sub-unit write counts one) */
     uint64_t host_reads;     /* ftl_read calls */
-    uint64_t flash_programs; /* pages programmed: host writes, GC copies, TRIM records */
-    uint64_t gc_copies;      /* valid pages moved (GC, static wear levelling, bad blocks) */
+    uint64_t flash_programs; /* pages programmed: host writes, GC copies, records, padding */
+    uint64_t padded_units;   /* slots programmed empty (a flush or a GC round of part a page) */
+    uint64_t buffer_hits;    /* writes and reads served in the write buffer */
+    uint64_t flushes;        /* ftl_flush calls */
+    uint64_t gc_copies;      /* valid units moved (GC, static wear levelling, bad blocks) */
     uint64_t gc_victims;     /* blocks reclaimed by GC */
     uint64_t wl_migrations;  /* blocks emptied by static wear levelling */
     uint64_t erases;         /* blocks erased (not counting ftl_format) */
-    uint64_t trim_records;   /* TRIM record pages programmed */
+    uint64_t trim_records;   /* TRIM records written (a unit each) */
     uint32_t program_failures, erase_failures, bad_blocks;
     uint32_t bad_records; /* bad-block record pages programmed */
     uint32_t free_blocks;
-    /* Write amplification = wa_num / wa_den (flash programs per host page written). */
+    /* Write amplification = wa_num / wa_den: flash units programmed (pages x units per page)
+     * per unit the host wrote. */
     uint64_t wa_num, wa_den;
     /* P/E counts over the data blocks that are not bad; mean = pe_sum / pe_blocks. P/E counts
      * live in memory only: ftl_mount restarts them at zero (docs/ftl.md). */
@@ -89,8 +114,9 @@ struct ftl_stats {
 
 /* Where a configuration's tables lie (private to ftl.c, as struct ftl's fields). */
 struct ftl_layout {
-    uint32_t units, blocks, pages, lpns, esp, bytes;
-    uint32_t off_map, off_rmap, off_pe, off_frb, off_frp, off_ufree, off_valid, off_state;
+    uint32_t units, blocks, pages, upp, slots, lpns, esp, bytes;
+    uint32_t off_map, off_rmap, off_pe, off_age, off_frb, off_frp, off_fsl, off_ufree, off_valid,
+        off_state;
 };
 
 /* One FTL; its fields are private (ftl.c). Zero-initialise or not: format or mount sets it up. */
@@ -98,31 +124,39 @@ struct ftl {
     struct ftl_config cfg;
     uint8_t* mem;
     struct ftl_layout lay;
-    uint32_t seq, free_blocks, rr, pe_max, pending;
+    uint32_t seq, free_blocks, rr, pe_max, pending, borrowed;
     struct ftl_stats st;
 };
 
 /* Bytes of table memory the configuration needs; 0 when the configuration is invalid. */
 uint32_t ftl_mem_bytes(const struct ftl_config* cfg);
-/* Logical pages a configuration offers (what ftl_capacity_pages() will say); 0 when invalid. */
-uint32_t ftl_config_capacity_pages(const struct ftl_config* cfg);
+/* Bytes of write buffer (cfg.buffers) it needs: a page per write frontier; 0 when invalid. */
+uint32_t ftl_buffer_bytes(const struct ftl_config* cfg);
+/* Logical units a configuration offers (what ftl_capacity_units() will say); 0 when invalid. */
+uint32_t ftl_config_capacity_units(const struct ftl_config* cfg);
 /* Erases every block and starts with empty tables: all LPNs unmapped. */
 int ftl_format(struct ftl* f, const struct ftl_config* cfg);
 /* Rebuilds the tables from the flash (after power loss): reads every written page's metadata. */
 int ftl_mount(struct ftl* f, const struct ftl_config* cfg);
 
-/* Logical pages the FTL offers: valid LPNs are 0 .. ftl_capacity_pages() - 1. */
-uint32_t ftl_capacity_pages(const struct ftl* f);
-/* Reads [offset, offset + len) of logical page `lpn` into buf; an unmapped (never written or
- * trimmed) page reads as 0xFF bytes, like erased flash. FTL_E_UNCORRECTABLE passes through. */
+/* Logical units the FTL offers: valid LPNs are 0 .. ftl_capacity_units() - 1. */
+uint32_t ftl_capacity_units(const struct ftl* f);
+/* Bytes per logical unit. */
+uint32_t ftl_unit_bytes(const struct ftl* f);
+/* Reads [offset, offset + len) of unit `lpn` into buf; an unmapped (never written or trimmed)
+ * unit reads as 0xFF bytes, like erased flash. FTL_E_UNCORRECTABLE passes through. */
 int ftl_read(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len);
-/* Writes buf's `len` bytes at `offset` of logical page `lpn`; less than a whole page is a
- * read-modify-write through the scratch buffer (an unmapped page's other bytes become 0xFF).
- * Returns when the page is programmed: FTL_OK means the data survives power loss. */
+/* Writes buf's `len` bytes at `offset` of unit `lpn`; less than a whole unit merges with its
+ * current bytes (an unmapped unit's other bytes become 0xFF). A write to a unit still in the
+ * write buffer replaces it there. Returns FTL_OK once the unit is in the write buffer
+ * (write_cache: durable after the next ftl_flush, or when its page fills) or programmed. */
 int ftl_write(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len);
-/* Unmaps `count` LPNs from `lpn`; each mapped one costs a TRIM record page, so that the TRIM
- * survives power loss. */
+/* Unmaps `count` LPNs from `lpn`; each mapped one costs a TRIM record (a unit), so that the TRIM
+ * survives power loss; durable as writes are. */
 int ftl_trim(struct ftl* f, uint32_t lpn, uint32_t count);
+/* Programs every page of the write buffer holding units (the empty slots padded): every write
+ * and TRIM acknowledged before it survives power loss. */
+int ftl_flush(struct ftl* f);
 void ftl_stats(const struct ftl* f, struct ftl_stats* out);
 /* Debug aid: cross-checks the tables (O(pages)); 0 when consistent, else the broken rule's number.
  */

@@ -22,6 +22,7 @@ int flash_submit(const struct flash_cmd* c) {
     FC(ACC) = c->acc;
     write64(FLASH_CTL_DRAM_ADDR_OFFSET, c->dram_addr);
     write64(FLASH_CTL_META_OFFSET, c->meta);
+    write64(FLASH_CTL_META_ADDR_OFFSET, c->meta_addr);
     if (c->op == FLASH_MWS) {
         FC(MWS_COUNT) = c->mws_count;
         for (unsigned i = 0; i < c->mws_count && i < FLASH_MWS_SLOTS; ++i) {

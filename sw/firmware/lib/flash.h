@@ -43,6 +43,7 @@ struct flash_cmd {
     uint32_t die, plane, block, page, column, length;
     uint32_t pages; /* reads: 0 or 1, or consecutive pages by cache read */
     uint64_t dram_addr, meta;
+    uint64_t meta_addr; /* 0: meta above; else the whole spare metadata in SSD memory there */
     uint32_t acc; /* accumulate, acc_out: the acc register (FLASH_CTL_ACC_*) */
     unsigned mws_count;
     struct {

@@ -167,6 +167,8 @@ uint32_t spu_os_kernel_rpc(unsigned handler) {
             return call_allow();
         case SPU_OS_RPC_STORE_ATTACH:
             return nvm_attach();
+        case SPU_OS_RPC_STORE_FLUSH:
+            return nvm_flush();
         default:
             return SPU_OS_E_NO_HANDLER;
     }

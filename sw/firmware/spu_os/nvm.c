@@ -1,8 +1,11 @@
 /* The SPU's store (nvm.h; docs/spu_os.md "The store"). On the flash, the FTL of this SPU's
- * channel serves each NVM transfer one logical page piece at a time through a page buffer in SSD
- * memory: a write moves the bytes there by DMA and the FTL programs them (a piece smaller than a
- * page is a read-modify-write inside the FTL), a read has the FTL read the piece there and the DMA
- * moves it on. The FTL's tables are too big for the 32 KiB DMEM: they live in SSD memory and the
+ * channel serves each NVM transfer one logical unit (4 KiB) piece at a time through a staging
+ * buffer in SSD memory: a write moves the bytes there by DMA and the FTL puts them in its write
+ * buffer (a piece smaller than a unit merges with the unit's bytes inside the FTL), which it
+ * programs a page at a time; a read has the FTL read the piece there and the DMA moves it on.
+ * Pages' spare metadata (the sequence and the units' tags) moves between DMEM and the flash
+ * controller through a small buffer in SSD memory (meta_addr) when it is longer than the meta
+ * register. The FTL's tables are too big for the 32 KiB DMEM: they live in SSD memory and the
  * FTL reaches them through a small write-back cache of table lines in DMEM, filled and written
  * back by DMA. Flash commands go one at a time; SPU-OS sleeps on flash_done meanwhile. */
 #include "nvm.h"
@@ -17,13 +20,14 @@
 #define LINE 32u  /* bytes per cached table line */
 #define LINES 32u /* 1 KiB of DMEM */
 #define SINK 64u  /* SSD memory for the byte a metadata-only read transfers */
+#define META 64u  /* SSD memory for a page's spare metadata (the controller's meta_bytes <= 64) */
 #define GEO(r) SPU_REG(SPU_FLASH_BASE, FLASH_CTL_GEO_##r##_OFFSET)
 
 static struct {
-    int attached, waited;
-    uint32_t nvm_base, page_bytes, mode, pages;
-    uint64_t bytes;                 /* logical bytes the store offers */
-    uint32_t tables, staging, sink; /* SSD memory addresses */
+    int attached, waited, write_through;
+    uint32_t nvm_base, page_bytes, unit_bytes, meta_bytes, mode, units;
+    uint64_t bytes;                       /* logical bytes the store offers */
+    uint32_t tables, staging, sink, meta; /* SSD memory addresses */
     unsigned tag;
     uint32_t misses, wait_us;
 } st;
@@ -108,31 +112,52 @@ static void command(struct flash_cmd* c, enum flash_op op, uint32_t die, uint32_
     c->block = block;
     c->page = page;
     c->column = c->length = c->pages = 0;
-    c->dram_addr = c->meta = 0;
+    c->dram_addr = c->meta = c->meta_addr = 0;
     c->acc = c->mws_count = 0;
 }
 
-static int op_program(void* ctx, const struct ftl_ppa* a, uint64_t buf, uint64_t meta) {
+/* Metadata of up to two words rides in the meta register; longer, through SSD memory. */
+static uint32_t meta_buf[META / 4];
+
+static int op_program(void* ctx, const struct ftl_ppa* a, uint64_t buf, const uint32_t* meta,
+                      uint32_t words) {
     (void)ctx;
     struct flash_cmd c;
     command(&c, FLASH_PROGRAM, a->die, a->plane, a->block, a->page);
     c.mode = (enum flash_mode)st.mode;
     c.dram_addr = buf;
     c.length = st.page_bytes;
-    c.meta = meta;
+    if (words <= 2) {
+        c.meta = meta[0] | (uint64_t)(words > 1 ? meta[1] : 0) << 32;
+    } else {
+        memset(meta_buf, 0, sizeof meta_buf);
+        memcpy(meta_buf, meta, words * 4);
+        spu_os_dma(SPU_PORT_DMEM, (uint32_t)meta_buf, SPU_PORT_DRAM, st.meta, st.meta_bytes);
+        c.meta_addr = st.meta;
+    }
     return flash_wait(&c, 0);
 }
 
 static int op_read(void* ctx, const struct ftl_ppa* a, uint64_t buf, uint32_t offset, uint32_t len,
-                   uint64_t* meta) {
+                   uint32_t* meta, uint32_t words) {
     (void)ctx;
     struct flash_cmd c;
+    uint64_t m = 0;
     command(&c, FLASH_READ, a->die, a->plane, a->block, a->page);
     /* A metadata-only read still transfers one byte (the controller moves at least one). */
     c.dram_addr = len ? buf : st.sink;
     c.column = len ? offset : 0;
     c.length = len ? len : 1;
-    return flash_wait(&c, meta);
+    if (words > 2) c.meta_addr = st.meta;
+    const int rc = flash_wait(&c, &m);
+    if (words <= 2) {
+        meta[0] = (uint32_t)m;
+        if (words > 1) meta[1] = (uint32_t)(m >> 32);
+    } else {
+        spu_os_dma(SPU_PORT_DRAM, st.meta, SPU_PORT_DMEM, (uint32_t)meta_buf, words * 4);
+        memcpy(meta, meta_buf, words * 4);
+    }
+    return rc;
 }
 
 static int op_erase(void* ctx, uint32_t die, uint32_t plane, uint32_t block) {
@@ -235,9 +260,12 @@ uint32_t nvm_attach(void) {
     if (!spu_has_flash()) return SPU_OS_E_STATE;
     const uint32_t blocks = GEO(BLOCKS), page_bytes = GEO(PAGE_BYTES);
     const uint32_t bank = spu_node() * a.bank_bytes;
+    const uint32_t meta_bytes = GEO(META_BYTES);
+    const uint32_t upp = a.unit_bytes && a.unit_bytes <= page_bytes ? page_bytes / a.unit_bytes : 1;
     if (a.blocks_per_plane == 0 || a.blocks_per_plane > blocks || a.cell_mode > FLASH_TLC ||
         (a.bank_bytes & (LINE - 1)) || a.esp_blocks > ESP_PER_UNIT ||
-        (a.esp_blocks && GEO(DIES) * GEO(PLANES) > ESP_UNITS))
+        (a.esp_blocks && GEO(DIES) * GEO(PLANES) > ESP_UNITS) || meta_bytes > META ||
+        4 * FTL_META_WORDS(upp) > meta_bytes)
         return SPU_OS_E_BAD_ARG;
     struct ftl_config c;
     memset(&c, 0, sizeof c);
@@ -250,17 +278,26 @@ uint32_t nvm_attach(void) {
     c.gc_free_blocks = a.gc_free_blocks;
     c.wl_threshold = a.wl_threshold;
     c.esp_blocks = a.esp_blocks;
+    c.geo.unit_bytes = a.unit_bytes;
+    /* Write-through is the FTL's write buffer flushed after each NVM write: the units of one
+     * transfer share pages. */
+    c.write_cache = 1;
+    st.write_through = !a.write_cache;
+    c.gc_policy = a.gc_policy;
     c.ops = &ops;
-    const uint32_t need = ftl_mem_bytes(&c);
-    /* SSD memory: the tables, the FTL's scratch page, the transfer page, the sink. */
+    const uint32_t need = ftl_mem_bytes(&c), buffers = ftl_buffer_bytes(&c);
+    /* SSD memory: the tables, the write buffer, the transfer page, the sink, the metadata. */
     const uint32_t tables_bytes = (need + LINE - 1) & ~(LINE - 1);
-    if (need == 0 || (uint64_t)tables_bytes + 2ull * page_bytes + SINK > a.bank_bytes)
+    if (need == 0 || buffers == 0 ||
+        (uint64_t)tables_bytes + buffers + page_bytes + SINK + META > a.bank_bytes)
         return SPU_OS_E_BAD_ARG;
     c.mem_bytes = need;
-    c.scratch = bank + tables_bytes;
+    c.buffers = bank + tables_bytes;
     st.tables = bank;
-    st.staging = (uint32_t)c.scratch + page_bytes;
+    st.staging = (uint32_t)c.buffers + buffers;
     st.sink = st.staging + page_bytes;
+    st.meta = st.sink + SINK;
+    st.meta_bytes = meta_bytes;
     st.nvm_base = bank;
     st.page_bytes = page_bytes;
     st.mode = a.cell_mode;
@@ -268,11 +305,12 @@ uint32_t nvm_attach(void) {
     SPU_REG(SPU_FLASH_BASE, FLASH_CTL_IRQ_ENABLE_OFFSET) = 1;
     const int rc = a.format ? ftl_format(&ftl, &c) : ftl_mount(&ftl, &c);
     if (rc != FTL_OK) return result_of(rc);
-    st.pages = ftl_capacity_pages(&ftl);
-    st.bytes = (uint64_t)st.pages * page_bytes;
+    st.unit_bytes = ftl_unit_bytes(&ftl);
+    st.units = ftl_capacity_units(&ftl);
+    st.bytes = (uint64_t)st.units * st.unit_bytes;
     if (st.bytes > a.bank_bytes) { /* the rest has no NVM address */
         st.bytes = a.bank_bytes;
-        st.pages = a.bank_bytes / page_bytes;
+        st.units = a.bank_bytes / st.unit_bytes;
     }
     st.attached = 1;
     return SPU_OS_OK;
@@ -301,8 +339,8 @@ uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t
                       : spu_os_dma(SPU_PORT_DRAM, addr, other, ptr, n);
     uint32_t rel = addr - st.nvm_base;
     while (n) {
-        const uint32_t lpn = rel / st.page_bytes, off = rel % st.page_bytes;
-        const uint32_t len = n < st.page_bytes - off ? n : st.page_bytes - off;
+        const uint32_t lpn = rel / st.unit_bytes, off = rel % st.unit_bytes;
+        const uint32_t len = n < st.unit_bytes - off ? n : st.unit_bytes - off;
         uint32_t r;
         if (to_nvm) {
             r = spu_os_dma(other, ptr, SPU_PORT_DRAM, st.staging, len);
@@ -316,7 +354,7 @@ uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t
         rel += len;
         n -= len;
     }
-    return SPU_OS_OK;
+    return to_nvm && st.write_through ? result_of(ftl_flush(&ftl)) : SPU_OS_OK;
 }
 
 uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
@@ -325,21 +363,26 @@ uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
     if (!st.attached) return spu_os_dma(SPU_PORT_DRAM, src, SPU_PORT_DRAM, dst, n);
     uint32_t s = src - st.nvm_base, d = dst - st.nvm_base, r = SPU_OS_OK;
     while (n && r == SPU_OS_OK) {
-        /* A piece within one page at both ends: one read and one program. */
-        uint32_t len = st.page_bytes - s % st.page_bytes;
-        if (len > st.page_bytes - d % st.page_bytes) len = st.page_bytes - d % st.page_bytes;
+        /* A piece within one unit at both ends: one read and one write. */
+        const uint32_t u = st.unit_bytes;
+        uint32_t len = u - s % u;
+        if (len > u - d % u) len = u - d % u;
         if (len > n) len = n;
-        r = result_of(ftl_read(&ftl, s / st.page_bytes, st.staging, s % st.page_bytes, len));
-        if (r == SPU_OS_OK)
-            r = result_of(ftl_write(&ftl, d / st.page_bytes, st.staging, d % st.page_bytes, len));
+        r = result_of(ftl_read(&ftl, s / u, st.staging, s % u, len));
+        if (r == SPU_OS_OK) r = result_of(ftl_write(&ftl, d / u, st.staging, d % u, len));
         s += len;
         d += len;
         n -= len;
     }
-    return r;
+    return r == SPU_OS_OK && st.write_through ? result_of(ftl_flush(&ftl)) : r;
 }
 
 int nvm_waited(void) { return st.waited; }
+
+uint32_t nvm_flush(void) {
+    st.waited = 0;
+    return st.attached ? result_of(ftl_flush(&ftl)) : SPU_OS_OK;
+}
 
 /* ---- in-flash computing on the ESP region ---- */
 
@@ -446,11 +489,23 @@ int nvm_stat(uint32_t which, uint32_t* value) {
     memset(&s, 0, sizeof s);
     if (st.attached) ftl_stats(&ftl, &s);
     switch (which) {
-        case SPU_OS_STAT_STORE_PAGES:
-            *value = st.pages;
+        case SPU_OS_STAT_STORE_UNITS:
+            *value = st.units;
             break;
-        case SPU_OS_STAT_STORE_PAGE_BYTES:
-            *value = st.page_bytes;
+        case SPU_OS_STAT_STORE_UNIT_BYTES:
+            *value = st.unit_bytes;
+            break;
+        case SPU_OS_STAT_STORE_UNITS_PER_PAGE:
+            *value = st.unit_bytes ? st.page_bytes / st.unit_bytes : 0;
+            break;
+        case SPU_OS_STAT_STORE_BUFFER_HITS:
+            *value = (uint32_t)s.buffer_hits;
+            break;
+        case SPU_OS_STAT_STORE_PADDED_UNITS:
+            *value = (uint32_t)s.padded_units;
+            break;
+        case SPU_OS_STAT_STORE_FLUSHES:
+            *value = (uint32_t)s.flushes;
             break;
         case SPU_OS_STAT_STORE_HOST_WRITES:
             *value = (uint32_t)s.host_writes;

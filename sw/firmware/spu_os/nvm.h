@@ -24,6 +24,9 @@ uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n);
  * allocated an ESP block (or the kernel, process 0) may use it, and XOR only latches that
  * process filled last (else reported, SPU_OS_E_PERMISSION). SPU_OS_OK or an SPU_OS_E_* code. */
 uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n, uint32_t process);
+/* The FTL's write buffer to the flash (SPU_SYS_NVM_FLUSH, SPU_OS_RPC_STORE_FLUSH); SPU_OS_OK at
+ * once while the store is SSD memory. */
+uint32_t nvm_flush(void);
 /* 1 when the last transfer waited for the flash (SPU-OS then restarts the handler's watchdog). */
 int nvm_waited(void);
 /* A SPU_OS_STAT_STORE_* statistic into *value; 0 when `which` is not one. */

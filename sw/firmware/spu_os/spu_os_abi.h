@@ -15,11 +15,11 @@
  * IMEM: SPU-OS code at 0, then SPU_OS_SLOTS app code slots. DMEM: SPU-OS data (with the
  * permission table) and stack, then the app data slots. The host kernel allocates slots
  * statically [Willow 3.1]: an app is linked for one slot (sw/firmware/apps/app.ld.in). */
-#define SPU_OS_IMEM_SIZE 0x6800u      /* SPU-OS code (with the FTL) and read-only data: 26 KiB */
+#define SPU_OS_IMEM_SIZE 0x8800u      /* SPU-OS code (with the FTL) and read-only data: 34 KiB */
 #define SPU_OS_DMEM_SIZE 0x6000u      /* SPU-OS data, permission table and stack: 24 KiB */
 #define SPU_OS_STACK_SIZE 0x800u      /* of which the stack: 2 KiB */
 #define SPU_OS_SLOTS 6u               /* app slots */
-#define SPU_OS_CODE_SLOT_BASE 0x6800u /* slot k's code: BASE + k * SIZE */
+#define SPU_OS_CODE_SLOT_BASE 0x8800u /* slot k's code: BASE + k * SIZE */
 #define SPU_OS_CODE_SLOT_SIZE 0x1400u /* 5 KiB */
 #define SPU_OS_DATA_SLOT_BASE 0x16000u
 #define SPU_OS_DATA_SLOT_SIZE 0x1000u /* 4 KiB: data, bss, stack, request header */
@@ -93,7 +93,9 @@
 #define SPU_SYS_CALL 12 /* (app_id, function, arg): inter-app call; returns its a0 */
 #define SPU_SYS_FC 13   /* (SPU_FC_* op, struct spu_fc_cmd*, bytes): in-flash computing */
 #define SPU_SYS_NVM_COPY 14 /* (dst, src, n): NVM -> NVM (read rights on src, write on dst) */
-#define SPU_SYS_COUNT 15
+#define SPU_SYS_NVM_FLUSH 15 /* (): the store's write buffer to the flash: what the store has \
+                                acknowledged survives power loss (docs/spu_os.md "The store") */
+#define SPU_SYS_COUNT 16
 
 /* --- Kernel RPCs: app 0, handler below; all but PING need an origin HRE of the kernel ------
  * Payloads are little-endian uint32_t words. */
@@ -107,6 +109,7 @@
 #define SPU_OS_RPC_STAT 0x07         /* {which}: -> the statistic (SPU_OS_STAT_*) */
 #define SPU_OS_RPC_CALL_ALLOW 0x08   /* {caller app, callee app, function mask} */
 #define SPU_OS_RPC_STORE_ATTACH 0x09 /* struct spu_os_store_attach: the store on the flash */
+#define SPU_OS_RPC_STORE_FLUSH 0x0A  /* the store's write buffer to the flash (SPU_SYS_NVM_FLUSH) */
 
 #define SPU_OS_PERM_READ 1u
 #define SPU_OS_PERM_WRITE 2u
@@ -126,18 +129,23 @@
 #define SPU_OS_STAT_DENIED 12                /* refusals reported by NOTIFY_DENIED */
 /* The store on the flash (after STORE_ATTACH; 0 while the store is SSD memory). Counts are the
  * low 32 bits of the FTL's (sw/firmware/ftl/ftl.h struct ftl_stats). */
-#define SPU_OS_STAT_STORE_PAGES 32         /* logical pages the FTL offers */
-#define SPU_OS_STAT_STORE_PAGE_BYTES 33    /* bytes per logical page */
-#define SPU_OS_STAT_STORE_HOST_WRITES 34   /* pages written for NVM writes */
-#define SPU_OS_STAT_STORE_HOST_READS 35    /* page reads for NVM reads */
-#define SPU_OS_STAT_STORE_PROGRAMS 36      /* pages programmed (host, GC, records) */
-#define SPU_OS_STAT_STORE_GC_COPIES 37     /* valid pages moved by GC and wear levelling */
+#define SPU_OS_STAT_STORE_UNITS 32         /* logical units (mapping units) the FTL offers */
+#define SPU_OS_STAT_STORE_UNIT_BYTES 33    /* bytes per logical unit */
+#define SPU_OS_STAT_STORE_HOST_WRITES 34   /* units written for NVM writes */
+#define SPU_OS_STAT_STORE_HOST_READS 35    /* unit reads for NVM reads */
+#define SPU_OS_STAT_STORE_PROGRAMS 36      /* pages programmed (host, GC, records, padding) */
+#define SPU_OS_STAT_STORE_GC_COPIES 37     /* valid units moved by GC and wear levelling */
 #define SPU_OS_STAT_STORE_GC_VICTIMS 38    /* blocks reclaimed by GC */
 #define SPU_OS_STAT_STORE_ERASES 39        /* blocks erased */
 #define SPU_OS_STAT_STORE_FREE_BLOCKS 40   /* free blocks now */
 #define SPU_OS_STAT_STORE_BAD_BLOCKS 41    /* blocks retired */
 #define SPU_OS_STAT_STORE_TABLE_MISSES 42  /* FTL table lines fetched from SSD memory */
 #define SPU_OS_STAT_STORE_FLASH_WAIT_US 43 /* time SPU-OS waited for the flash */
+#define SPU_OS_STAT_STORE_UNITS_PER_PAGE 44 /* logical units a page holds */
+#define SPU_OS_STAT_STORE_BUFFER_HITS 45    /* unit writes and reads served in the write buffer */
+#define SPU_OS_STAT_STORE_PADDED_UNITS 46   /* page slots programmed empty (flushes, GC rounds) */
+#define SPU_OS_STAT_STORE_FLUSHES 47        /* write buffer flushes (asked for, or after each \
+                                               write when write-through) */
 
 /* --- RPCs SPU-OS sends to the host kernel (bridge node, dst_hre 0), app 0 ---------------- */
 #define SPU_OS_RPC_NOTIFY_FAULT 0x10     /* struct spu_os_fault_notice */
@@ -154,8 +162,8 @@
 
 /* STORE_ATTACH: puts the SPU's store on its channel's flash behind the FTL (docs/spu_os.md
  * "The store"). SPU n's NVM address n x bank_bytes + x is logical byte x; the FTL keeps its
- * tables and two page buffers at the start of SSD memory bank n (from n x bank_bytes), which the
- * store no longer needs. Answers SPU_OS_OK, SPU_OS_E_BAD_ARG (a configuration the FTL refuses,
+ * tables, its write buffer (a page per write frontier) and two page buffers at the start of SSD
+ * memory bank n (from n x bank_bytes), which the store no longer needs. Answers SPU_OS_OK, SPU_OS_E_BAD_ARG (a configuration the FTL refuses,
  * or a bank too small for the tables), SPU_OS_E_STATE (attached already) or SPU_OS_E_IO /
  * SPU_OS_E_MEDIA (the flash failed during format or mount). */
 struct spu_os_store_attach {
@@ -163,7 +171,12 @@ struct spu_os_store_attach {
     uint32_t bank_bytes;       /* NVM and SSD-memory bytes per SPU */
     uint32_t blocks_per_plane; /* the FTL's blocks in every plane, from block 0 */
     uint32_t op_permille, gc_free_blocks, wl_threshold, esp_blocks;
-    uint32_t cell_mode; /* FLASH_CTL_COMMAND_MODE_* of data pages */
+    uint32_t cell_mode;   /* FLASH_CTL_COMMAND_MODE_* of data pages */
+    uint32_t unit_bytes;  /* the FTL's mapping unit (0: a page); its page's slot tags must fit
+                             the controller's metadata (4 + 4 x units per page bytes) */
+    uint32_t write_cache; /* 1: writes acknowledged in the write buffer, durable at a flush or
+                             when their page fills; 0: write-through */
+    uint32_t gc_policy;   /* FTL_GC_GREEDY (0) or FTL_GC_COST_BENEFIT (1) */
 };
 
 /* SPU_SYS_FC: in-flash computing on the store's ESP region (Flash-Cosmos Sections 4-6;

@@ -379,6 +379,10 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
             r = nvm_allowed(a1, a2 ? a2 : 1, SPU_OS_PERM_READ) ? nvm(a0, a1, a2, 1, SPU_PORT_DRAM)
                                                                : SPU_OS_E_PERMISSION;
             break;
+        case SPU_SYS_NVM_FLUSH:
+            r = nvm_flush();
+            if (nvm_waited()) arm_watchdog();
+            break;
         case SPU_SYS_PUTS:
             if ((r = user_buffer(a0, a1) ? SPU_OS_OK : SPU_OS_E_BAD_POINTER) == SPU_OS_OK)
                 for (uint32_t i = 0; i < a1; ++i) spu_putc(((const char*)a0)[i]);
