@@ -39,6 +39,8 @@ inline void add_flash_report(nlohmann::json& j, const sw::StoreStats& before,
         {"units_per_page", after.units_per_page},
         {"padded_units", after.padded_units - before.padded_units},
         {"buffer_hits", after.buffer_hits - before.buffer_hits},
+        {"buffered_units_start", before.buffered_units},
+        {"buffered_units_end", after.buffered_units},
         {"per_unit", units ? double(programs) * after.units_per_page / double(units) : 0.0},
         {"per_byte", bytes_written > 0 ? double(programs) * page_bytes / bytes_written : 0.0}};
     j["gc"] = {{"victims", after.gc_victims - before.gc_victims},

@@ -314,6 +314,7 @@ constexpr std::pair<uint64_t StoreStats::*, uint32_t> kStoreStats[] = {
     {&StoreStats::buffer_hits, SPU_OS_STAT_STORE_BUFFER_HITS},
     {&StoreStats::padded_units, SPU_OS_STAT_STORE_PADDED_UNITS},
     {&StoreStats::flushes, SPU_OS_STAT_STORE_FLUSHES},
+    {&StoreStats::buffered_units, SPU_OS_STAT_STORE_BUFFERED_UNITS},
 };
 }  // namespace
 

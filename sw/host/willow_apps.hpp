@@ -38,10 +38,9 @@ struct StoreConfig {
     std::string cell_mode = "tlc";   // data pages: slc, mlc or tlc [Flash-Cosmos Table 1: TLC]
     uint32_t unit_bytes = 4096;      // the FTL's mapping unit: 4 KiB, as SSDs map (a page: 0)
     // Writes acknowledged from the FTL's write buffer in SSD memory, made durable by a flush
-    // (STORE_FLUSH, nvm_flush) or when their page fills: a volatile write cache. Off: every
-    // write is programmed before it is acknowledged (Willow's semantics, and SPU-OS has no
-    // power-loss flush yet).
-    bool write_cache = false;
+    // (STORE_FLUSH, nvm_flush) or when their page fills: a volatile write cache, as SSDs have
+    // [assumed]; false: every write is programmed before it is acknowledged.
+    bool write_cache = true;
     std::string gc_policy = "greedy";  // greedy or cost-benefit (Kawaguchi et al. 1995)
     void describe(core::Params& p);    // relative to the caller's scope
     // The SPU_OS_RPC_STORE_ATTACH payload (struct spu_os_store_attach) for banks of bank_bytes.
@@ -151,9 +150,10 @@ struct StoreStats {
     uint64_t gc_copies = 0, gc_victims = 0, erases = 0;
     uint64_t table_misses = 0;   // FTL table lines fetched from SSD memory
     uint64_t flash_wait_us = 0;  // SPU-OS's time waiting for the flash
-    uint64_t buffer_hits = 0;    // unit writes and reads served in the write buffer
+    uint64_t buffer_hits = 0;    // unit writes replacing one still in the write buffer
     uint64_t padded_units = 0;   // page slots programmed empty
     uint64_t flushes = 0;
+    uint64_t buffered_units = 0;  // in the write buffers now (a level: summed over SPUs only)
     uint32_t units_per_page = 1;  // the same on every SPU (not summed)
     static StoreStats of(WillowApps& apps, uint32_t spu);
     StoreStats& operator+=(const StoreStats& o);

@@ -74,17 +74,20 @@ TEST(PlatformOutputs, RunAsksTheBmiQueryOnTheFourSystemsAKeyValueSessionAndTrans
     EXPECT_LT(w["bmi_isp_us"].get<double>(), w["bmi_osp_us"].get<double>());
     EXPECT_NE(r.out.find("Key-Value session"), std::string::npos) << r.out;
     EXPECT_EQ(w["kv_wrong"], 0);
-    // On TLC flash a PUT programs pages (hundreds of us each), a GET only reads them.
-    EXPECT_GT(w["kv_put"].get<double>(), 700e3);
+    // On TLC flash with the write cache (ssd.store.write_cache) a PUT waits for a page program
+    // (700 us) only when its units fill a page of the write buffer, one PUT in several; a GET
+    // reads.
+    EXPECT_LT(w["kv_put"].get<double>(), 700e3);
     EXPECT_LT(w["kv_get"].get<double>(), w["kv_put"].get<double>());
     // Eight transfers between accounts on two SPUs, one aborted. A COMMIT programs at least five
-    // pages one after another: the participant's PREPARE record, the coordinator's COMMITTED
+    // pages one after another (the app flushes the write cache at each): the participant's PREPARE record, the coordinator's COMMITTED
     // record, the participant's applied balance and freed record (while the coordinator applies
     // its own on its channel), the coordinator's freed record.
     EXPECT_NE(r.out.find("Atomic-Writes: 8 transfers committed"), std::string::npos) << r.out;
     EXPECT_EQ(w["aw_wrong"], 0);
     EXPECT_GT(w["aw_commit"].get<double>(), 5 * 700e3);
-    EXPECT_GT(w["aw_logwrite"].get<double>(), 700e3);  // the data into the log: one program
+    // The data into the log waits in the write buffer: the COMMIT's flushes program it.
+    EXPECT_LT(w["aw_logwrite"].get<double>(), w["aw_commit"].get<double>() / 5);
     // The lock table over CCIX beside it: never a double grant; a device request is CCIX far
     // atomics (hundreds of ns each), a host one mostly hits its own cache.
     const json& l = s["modules"]["scenario.lock_table"];

@@ -81,7 +81,7 @@ class FakeNand {
 
     // Observations.
     uint64_t violations = 0;  // rule breaks by the FTL (each also fails the test)
-    uint64_t programs = 0, erases = 0;
+    uint64_t programs = 0, erases = 0, reads = 0;
     // From the metadata of programs: the slot (page * units per page + slot) each LPN was last
     // programmed in (with a unit per page, its page).
     std::map<uint32_t, uint32_t> last_page_of_lpn;
@@ -153,6 +153,7 @@ class FakeNand {
         if (!valid(a) || off > g_.page_bytes || len > g_.page_bytes - off) return violation();
         uint32_t p = page_index(a);
         const Page& pg = pages_[p];
+        ++reads;
         if (pg.torn) return FTL_E_UNCORRECTABLE;
         for (uint32_t w = 0; w < words; ++w) meta[w] = w < pg.meta.size() ? pg.meta[w] : ~0u;
         if (len) {

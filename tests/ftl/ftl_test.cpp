@@ -468,7 +468,8 @@ TEST(Ftl, OutOfRange) {
     EXPECT_EQ(ftl_read(&r.f, cap, addr(d.data()), 0, 512), FTL_E_RANGE);
     EXPECT_EQ(r.write(0, small, 505), FTL_E_RANGE);  // past the page's end
     EXPECT_EQ(ftl_write(&r.f, 0, addr(small.data()), 0, 0), FTL_E_RANGE);
-    EXPECT_EQ(ftl_read(&r.f, 0, addr(d.data()), 500, 13), FTL_E_RANGE);
+    EXPECT_EQ(ftl_read(&r.f, cap - 1, addr(d.data()), 500, 13), FTL_E_RANGE);  // past the end
+    EXPECT_EQ(ftl_read(&r.f, 0, addr(d.data()), 513, 0), FTL_E_RANGE);  // offset past the unit
     EXPECT_EQ(ftl_trim(&r.f, cap, 1), FTL_E_RANGE);
 }
 
@@ -674,6 +675,17 @@ TEST(FtlUnits, RandomWorkloadMatchesModel) {
             if (rng() % 100 == 0) {
                 ASSERT_EQ(ftl_flush(&r.f), FTL_OK);
             }
+            if (rng() % 20 == 0) {  // a read over up to six units, from inside the first
+                const uint32_t lpn = uint32_t(rng() % (r.capacity() - 6)), off = rng() % 128;
+                std::vector<uint8_t> got(1 + rng() % (6 * 128 - off)), want;
+                for (uint32_t u = 0; u < 6; ++u) {
+                    const auto v = m.get(lpn + u);
+                    want.insert(want.end(), v.begin(), v.end());
+                }
+                ASSERT_EQ(ftl_read(&r.f, lpn, addr(got.data()), off, uint32_t(got.size())),
+                          FTL_OK);
+                ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin() + off)) << lpn;
+            }
         }
         verify_all(r, m);
         auto s = r.stats();
@@ -721,6 +733,35 @@ TEST(FtlUnits, WriteBufferPacksUnitWritesIntoWholePages) {
         ASSERT_EQ(p.write(unit / 4, random_bytes(rng, 128), unit % 4 * 128), FTL_OK);
     }
     EXPECT_EQ(p.stats().flash_programs, writes / 4);  // a whole page each: WA 4 in units
+}
+
+// A read running over several units reads those that lie in consecutive slots of one page with
+// one flash command: units written one after another share pages in order.
+TEST(FtlUnits, AReadOfUnitsSharingAPageIsOneFlashRead) {
+    Rig r(kUnits, 100, 0, 3, false, 1);
+    ASSERT_EQ(r.format(), FTL_OK);
+    std::mt19937_64 rng(seed(79));
+    std::vector<uint8_t> all;
+    for (uint32_t lpn = 0; lpn < 8; ++lpn) {  // two pages' worth, programmed as they fill
+        auto d = random_bytes(rng, 128);
+        ASSERT_EQ(r.write(lpn, d), FTL_OK);
+        all.insert(all.end(), d.begin(), d.end());
+    }
+    EXPECT_EQ(r.stats().flash_programs, 2u);
+    std::vector<uint8_t> got(all.size() - 10 - 7, 0);
+    const uint64_t before = r.nand.reads;
+    ASSERT_EQ(ftl_read(&r.f, 0, addr(got.data()), 10, uint32_t(got.size())), FTL_OK);
+    EXPECT_EQ(r.nand.reads - before, 2u);
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), all.begin() + 10));
+    // Unit 5 rewritten sits in the write buffer now: the read goes around it.
+    auto d = random_bytes(rng, 128);
+    ASSERT_EQ(r.write(5, d), FTL_OK);
+    std::copy(d.begin(), d.end(), all.begin() + 5 * 128);
+    got.assign(8 * 128, 0);
+    const uint64_t again = r.nand.reads;
+    ASSERT_EQ(ftl_read(&r.f, 0, addr(got.data()), 0, uint32_t(got.size())), FTL_OK);
+    EXPECT_EQ(r.nand.reads - again, 3u);  // units 0-3, 4, 6-7
+    EXPECT_EQ(got, all);
 }
 
 // The volatile write cache's rule: after a power loss each LPN holds what it held at the last

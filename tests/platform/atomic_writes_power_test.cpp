@@ -65,8 +65,9 @@ nand::NandConfig small_nand() {
     return n;
 }
 
-sw::StoreConfig small_store(bool format) {
+sw::StoreConfig small_store(bool format, bool write_cache) {
     sw::StoreConfig s;
+    s.write_cache = write_cache;
     s.blocks_per_plane = 8;
     s.cell_mode = "slc";
     s.format = format;
@@ -95,7 +96,7 @@ struct Story {
     std::array<bool, kCuts + 1> down{};  // controller k has lost power
 };
 
-void power_loss_rounds(uint64_t seed) {
+void power_loss_rounds(uint64_t seed, bool write_cache = false) {
     const nand::NandConfig nc = small_nand();
     core::Services services;
     WillowConfig cfg;
@@ -140,7 +141,7 @@ void power_loss_rounds(uint64_t seed) {
                 h.install(s, "app_store", kStoreApp, 0);
                 h.install(s, "app_atomic_writes", kAwApp, kAwSlot);
                 ASSERT_EQ(h.call(s, SPU_OS_KERNEL_APP, SPU_OS_RPC_STORE_ATTACH,
-                                 small_store(k == 0).attach_payload(bank), kKernelHre),
+                                 small_store(k == 0, write_cache).attach_payload(bank), kKernelHre),
                           SPU_OS_OK);
                 ASSERT_EQ(
                     aw(s, AW_SETUP, Host::bytes({bank * s + kLogAt, kLogBytes, s, kSpus, k == 0})),
@@ -248,6 +249,16 @@ void power_loss_rounds(uint64_t seed) {
 TEST(AtomicWritesPowerLoss, EveryTransactionIsWhollyThereOrAbsentSeed1) { power_loss_rounds(1); }
 TEST(AtomicWritesPowerLoss, EveryTransactionIsWhollyThereOrAbsentSeed2) { power_loss_rounds(2); }
 TEST(AtomicWritesPowerLoss, EveryTransactionIsWhollyThereOrAbsentSeed3) { power_loss_rounds(3); }
+// On a store with the write cache: the app's flushes order the log and the record.
+TEST(AtomicWritesPowerLoss, WithTheWriteCacheEveryTransactionIsWhollyThereOrAbsentSeed1) {
+    power_loss_rounds(1, true);
+}
+TEST(AtomicWritesPowerLoss, WithTheWriteCacheEveryTransactionIsWhollyThereOrAbsentSeed2) {
+    power_loss_rounds(2, true);
+}
+TEST(AtomicWritesPowerLoss, WithTheWriteCacheEveryTransactionIsWhollyThereOrAbsentSeed4) {
+    power_loss_rounds(4, true);
+}
 #endif
 
 }  // namespace

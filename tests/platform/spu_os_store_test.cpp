@@ -31,6 +31,7 @@ nand::NandConfig small_nand() {
 
 sw::StoreConfig small_store() {
     sw::StoreConfig s;
+    s.write_cache = false;  // write-through, unless a test says otherwise
     s.blocks_per_plane = 8;
     s.cell_mode = "slc";
     return s;

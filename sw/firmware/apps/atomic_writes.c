@@ -3,7 +3,9 @@
  * data area; the entries stay in DMEM until PREPARE or COMMIT writes them, with the record, in
  * one NVM write (one page program on the flash: all or nothing across a power loss). Applying a
  * log copies each entry's data to its target inside the store (NVM_COPY), and runs again safely
- * after a power loss (redo). The coordinator is the lowest-numbered participant, so a handler
+ * after a power loss (redo). On a store with a write cache the order reaches the flash through
+ * flushes: the logged data before the record that names it, the applied targets before the
+ * slot is freed (each flush costs nothing write-through). The coordinator is the lowest-numbered participant, so a handler
  * waiting for a peer only ever waits for a higher-numbered SPU and the waits cannot form a cycle
  * over the SPUs' two lanes. While a coordinator waits for a peer, other handlers run: a slot
  * that is committing is marked PREPARED in DMEM, so that no LOGWRITE or host ABORT touches it. */
@@ -19,16 +21,21 @@ static struct slot {
 static uint32_t slot_addr(unsigned i) { return aw.base + AW_RECORD_BYTES + i * aw.slot_bytes; }
 static uint32_t data_addr(unsigned i) { return slot_addr(i) + AW_RECORD_BYTES; }
 
-/* The slot's record and entries, in one write. */
+/* The slot's record and entries, in one write, durable when it returns: after the data it
+ * names. */
 static uint32_t persist(unsigned i) {
-    return nvm_write(slot_addr(i), &tx[i],
-                     sizeof(struct aw_record) + tx[i].r.entries * sizeof(struct aw_entry));
+    uint32_t r = nvm_flush();
+    if (!r)
+        r = nvm_write(slot_addr(i), &tx[i],
+                      sizeof(struct aw_record) + tx[i].r.entries * sizeof(struct aw_entry));
+    return r ? r : nvm_flush();
 }
 
 static uint32_t release(unsigned i) {
     static const uint32_t free_state = AW_FREE;
     uint32_t r = AW_OK;
-    if (tx[i].r.state >= AW_PREPARED) r = nvm_write(slot_addr(i), &free_state, 4);
+    if (tx[i].r.state >= AW_PREPARED) r = nvm_flush(); /* the applied targets first */
+    if (!r && tx[i].r.state >= AW_PREPARED) r = nvm_write(slot_addr(i), &free_state, 4);
     if (!r) tx[i].r.state = AW_FREE;
     return r;
 }

@@ -761,23 +761,36 @@ static int in_unit(const struct ftl* f, uint32_t lpn, uint32_t offset, uint32_t 
 }
 
 int ftl_read(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len) {
-    if (!in_unit(f, lpn, offset, len)) return FTL_E_RANGE;
+    const uint32_t ub = unit_bytes(f);
+    if (lpn >= f->lay.lpns || offset > ub ||
+        ((uint64_t)offset + len + ub - 1) / ub > f->lay.lpns - lpn)
+        return FTL_E_RANGE;
     ++f->st.host_reads;
-    uint32_t m = map_get(f, lpn);
-    if (m == NONE || (m & TRIMMED)) {
-        f->cfg.ops->fill(f->cfg.ctx, buf, 0xFF, len);
-        return FTL_OK;
-    }
-    uint32_t k = buffered_in(f, m), s = m % upp(f);
-    if (k != NONE) {
-        ++f->st.buffer_hits;
-        f->cfg.ops->copy(f->cfg.ctx, buf, slot_buf(f, k, s) + offset, len);
-        return FTL_OK;
-    }
     uint32_t meta[FTL_META_WORDS(FTL_MAX_UNITS_PER_PAGE)];
-    int rc = fl_read(f, m / upp(f), buf, s * unit_bytes(f) + offset, len, meta);
-    if (rc == FTL_OK && meta[1 + s] != lpn) return FTL_E_IO; /* the map is wrong */
-    return rc;
+    for (; len; offset = 0, ++lpn) {
+        uint32_t n = ub - offset < len ? ub - offset : len, m = map_get(f, lpn);
+        uint32_t k = m == NONE || (m & TRIMMED) ? NONE : buffered_in(f, m), s = m % upp(f);
+        if (m == NONE || (m & TRIMMED)) {
+            f->cfg.ops->fill(f->cfg.ctx, buf, 0xFF, n);
+        } else if (k != NONE) {
+            f->cfg.ops->copy(f->cfg.ctx, buf, slot_buf(f, k, s) + offset, n);
+        } else {
+            /* The following units in the next slots of the same page come in the same read. */
+            uint32_t units = 1;
+            while (n < len && s + units < upp(f) && map_get(f, lpn + units) == m + units) {
+                n += len - n < ub ? len - n : ub;
+                ++units;
+            }
+            int rc = fl_read(f, m / upp(f), buf, s * ub + offset, n, meta);
+            if (rc != FTL_OK) return rc;
+            for (uint32_t i = 0; i < units; ++i)
+                if (meta[1 + s + i] != lpn + i) return FTL_E_IO; /* the map is wrong */
+            lpn += units - 1;
+        }
+        buf += n;
+        len -= n;
+    }
+    return FTL_OK;
 }
 
 /* Write-through: what a host call put in a page buffer is programmed before it returns. */
@@ -811,6 +824,8 @@ int ftl_flush(struct ftl* f) {
 void ftl_stats(const struct ftl* f, struct ftl_stats* out) {
     *out = f->st;
     out->free_blocks = f->free_blocks;
+    out->buffered_units = 0;
+    for (uint32_t k = 0; k < frontiers(f); ++k) out->buffered_units += fsl_get(f, k);
     out->wa_num = f->st.flash_programs * upp(f);
     out->wa_den = f->st.host_writes;
     out->pe_min = NONE;

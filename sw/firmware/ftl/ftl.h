@@ -93,8 +93,9 @@ struct ftl_stats {
     uint64_t host_reads;     /* ftl_read calls */
     uint64_t flash_programs; /* pages programmed: host writes, GC copies, records, padding */
     uint64_t padded_units;   /* slots programmed empty (a flush or a GC round of part a page) */
-    uint64_t buffer_hits;    /* writes and reads served in the write buffer */
+    uint64_t buffer_hits;    /* writes and TRIMs that replaced a unit still in the buffer */
     uint64_t flushes;        /* ftl_flush calls */
+    uint32_t buffered_units; /* units in the write buffer now, not programmed yet */
     uint64_t gc_copies;      /* valid units moved (GC, static wear levelling, bad blocks) */
     uint64_t gc_victims;     /* blocks reclaimed by GC */
     uint64_t wl_migrations;  /* blocks emptied by static wear levelling */
@@ -143,8 +144,10 @@ int ftl_mount(struct ftl* f, const struct ftl_config* cfg);
 uint32_t ftl_capacity_units(const struct ftl* f);
 /* Bytes per logical unit. */
 uint32_t ftl_unit_bytes(const struct ftl* f);
-/* Reads [offset, offset + len) of unit `lpn` into buf; an unmapped (never written or trimmed)
- * unit reads as 0xFF bytes, like erased flash. FTL_E_UNCORRECTABLE passes through. */
+/* Reads len bytes from byte `offset` (at most a unit) of unit `lpn` on, through the following
+ * units, into buf; an unmapped (never written or trimmed) unit reads as 0xFF bytes, like erased
+ * flash. Units in consecutive slots of one page come in one flash read. FTL_E_UNCORRECTABLE
+ * passes through. */
 int ftl_read(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len);
 /* Writes buf's `len` bytes at `offset` of unit `lpn`; less than a whole unit merges with its
  * current bytes (an unmapped unit's other bytes become 0xFF). A write to a unit still in the

@@ -339,8 +339,11 @@ uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t
                       : spu_os_dma(SPU_PORT_DRAM, addr, other, ptr, n);
     uint32_t rel = addr - st.nvm_base;
     while (n) {
+        /* A write piece is a unit's; a read piece up to the staging page, as the FTL reads the
+         * units of one flash page together. */
         const uint32_t lpn = rel / st.unit_bytes, off = rel % st.unit_bytes;
-        const uint32_t len = n < st.unit_bytes - off ? n : st.unit_bytes - off;
+        const uint32_t room = to_nvm ? st.unit_bytes - off : st.page_bytes;
+        const uint32_t len = n < room ? n : room;
         uint32_t r;
         if (to_nvm) {
             r = spu_os_dma(other, ptr, SPU_PORT_DRAM, st.staging, len);
@@ -506,6 +509,9 @@ int nvm_stat(uint32_t which, uint32_t* value) {
             break;
         case SPU_OS_STAT_STORE_FLUSHES:
             *value = (uint32_t)s.flushes;
+            break;
+        case SPU_OS_STAT_STORE_BUFFERED_UNITS:
+            *value = s.buffered_units;
             break;
         case SPU_OS_STAT_STORE_HOST_WRITES:
             *value = (uint32_t)s.host_writes;

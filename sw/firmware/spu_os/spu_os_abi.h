@@ -142,10 +142,11 @@
 #define SPU_OS_STAT_STORE_TABLE_MISSES 42  /* FTL table lines fetched from SSD memory */
 #define SPU_OS_STAT_STORE_FLASH_WAIT_US 43 /* time SPU-OS waited for the flash */
 #define SPU_OS_STAT_STORE_UNITS_PER_PAGE 44 /* logical units a page holds */
-#define SPU_OS_STAT_STORE_BUFFER_HITS 45    /* unit writes and reads served in the write buffer */
+#define SPU_OS_STAT_STORE_BUFFER_HITS 45    /* unit writes replacing one still in the buffer */
 #define SPU_OS_STAT_STORE_PADDED_UNITS 46   /* page slots programmed empty (flushes, GC rounds) */
 #define SPU_OS_STAT_STORE_FLUSHES 47        /* write buffer flushes (asked for, or after each \
                                                write when write-through) */
+#define SPU_OS_STAT_STORE_BUFFERED_UNITS 48 /* units in the write buffer now, not programmed */
 
 /* --- RPCs SPU-OS sends to the host kernel (bridge node, dst_hre 0), app 0 ---------------- */
 #define SPU_OS_RPC_NOTIFY_FAULT 0x10     /* struct spu_os_fault_notice */
