@@ -12,6 +12,7 @@
 #include "sw/firmware/apps/caching_abi.h"
 #include "sw/firmware/apps/flash_cosmos_abi.h"
 #include "sw/firmware/apps/kv_abi.h"
+#include "sw/firmware/ftl/ftl.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
 
 namespace canopy::platform {
@@ -38,6 +39,20 @@ bool store_on_flash(Platform& p) {
                          std::to_string(w.store.blocks_per_plane) +
                              " blocks, but the planes have " +
                              std::to_string(p.cfg.nand.geometry.blocks_per_plane));
+    // A page's spare metadata holds the FTL's sequence word and a tag per unit.
+    const uint32_t page = p.cfg.nand.geometry.page_bytes, unit = w.store.unit_bytes;
+    if (unit && (unit > page || page % unit || page / unit > FTL_MAX_UNITS_PER_PAGE))
+        throw InputError("config", "ssd.store.unit_bytes",
+                         std::to_string(unit) + " B does not divide a " + std::to_string(page) +
+                             " B page into 1 to " + std::to_string(FTL_MAX_UNITS_PER_PAGE) +
+                             " units");
+    const uint32_t meta = 4 * FTL_META_WORDS(unit ? page / unit : 1);
+    if (meta > w.flash.meta_bytes)
+        throw InputError("config", "ssd.store.unit_bytes",
+                         std::to_string(unit) + " B units put " + std::to_string(page / unit) +
+                             " in a page, whose tags need " + std::to_string(meta) +
+                             " B of spare metadata; ssd.flash.meta_bytes is " +
+                             std::to_string(w.flash.meta_bytes));
     return true;
 }
 

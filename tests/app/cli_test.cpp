@@ -62,6 +62,22 @@ TEST(PlatformCli, AFlashStoreTheArrayCannotHoldIsRefused) {
                        {"ssd.store", "the FTL offers no store"});
     expect_input_error(run_canopy(run + " --set ssd.store.blocks_per_plane=65", d),
                        {"ssd.store.blocks_per_plane", "the planes have 64"});
+    // Mapping units: a divisor of the page, at most 8 to a page, with room for their tags in
+    // the spare metadata (24 B: a sequence word and four tags).
+    expect_input_error(run_canopy(run + " --set ssd.store.unit_bytes=3000", d),
+                       {"ssd.store.unit_bytes", "does not divide a 16384 B page"});
+    expect_input_error(run_canopy(run + " --set ssd.store.unit_bytes=32768", d),
+                       {"ssd.store.unit_bytes", "does not divide"});
+    expect_input_error(
+        run_canopy(run + " --set ssd.store.unit_bytes=2048", d),
+        {"ssd.store.unit_bytes", "need 36 B of spare metadata", "ssd.flash.meta_bytes is 24"});
+    EXPECT_EQ(run_canopy(run +
+                             " --set ssd.store.unit_bytes=2048 --set ssd.flash.meta_bytes=40 "
+                             "--out " +
+                             d + "/u2k",
+                         d)
+                  .status,
+              0);
 }
 
 TEST(PlatformCli, WrongTypeAndOutOfRange) {
@@ -127,5 +143,6 @@ TEST(PlatformCli, ExperimentCatalogue) {
 TEST(PlatformCli, FlashNeedsAScript) {
     auto d = scratch("cli-flash");
     expect_input_error(run_canopy("flash", d), {"script"});
-    expect_input_error(run_canopy("flash " + d + "/none.fcs", d), {"none.fcs", "cannot open for reading"});
+    expect_input_error(run_canopy("flash " + d + "/none.fcs", d),
+                       {"none.fcs", "cannot open for reading"});
 }
