@@ -256,6 +256,10 @@ sw::StoreStats WillowStack::store_stats(host::HostCore& cpu) {
     return t;
 }
 
+void WillowStack::flush_store(host::HostCore& cpu) {
+    if (on_flash) kernel.on(cpu).apps->flush_store();
+}
+
 void WillowStack::wait_ready(host::HostCore& cpu) const {
     while (!ready_) {
         if (failed_) throw host::HostFault("Willow stack: the kernel's set-up failed");

@@ -157,6 +157,9 @@ class WillowStack {
     // The flash store's counters summed over the SPUs, read with STAT RPCs from the calling
     // core's kernel HRE (all zero on the SSD-memory store).
     sw::StoreStats store_stats(host::HostCore& cpu);
+    // The block layer's FLUSH (fsync): STORE_FLUSH on every SPU, from `cpu`, through the
+    // kernel's HRE; nothing while the store is SSD memory.
+    void flush_store(host::HostCore& cpu);
     // Where the Key-Value table and Atomic-Writes' log region start in SPU `spu`'s store.
     uint32_t kv_base(uint32_t spu) const;
     uint32_t aw_base(uint32_t spu) const { return kv_base(spu) - cfg.aw_bytes; }

@@ -56,6 +56,11 @@ json summary(std::vector<double> v, bool percentiles) {
     return j;
 }
 
+// fio's "sync" block: the fsync calls and their latencies.
+json sync_json(const std::vector<double>& syncs_ns) {
+    return {{"total_ios", syncs_ns.size()}, {"lat_ns", summary(syncs_ns, true)}};
+}
+
 json direction(const std::vector<const FioRun::Sample*>& s, double runtime_ns) {
     std::vector<double> slat, clat, lat;
     uint64_t bytes = 0;
@@ -204,6 +209,28 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
         }
         return j.bssplit.back().first;
     };
+    auto collect = [&](const sw::IoEngine::Done& d) {
+        const Pending p = pending.at(d.id);
+        pending.erase(d.id);
+        free_buffers.push_back(p.buffer);
+        if (!d.error.empty()) {  // fio stops a job at its first error
+            if (in.error.empty()) in.error = d.error;
+            failed = true;
+            return;
+        }
+        if (p.start_ns >= ramp_end)
+            in.samples.push_back({d.write, p.slat_ns, d.complete_ns - d.submit_ns, d.bytes});
+    };
+    // fio's fsync: the writes issued complete, then the SSD's write cache is flushed (a system
+    // call of the block layer: STORE_FLUSH on every SPU).
+    auto sync = [&] {
+        while (engine.in_flight())
+            for (const sw::IoEngine::Done& d : engine.reap(1)) collect(d);
+        const double t0 = cpu.now_ns();
+        stack_.flush_store(cpu);
+        in.syncs_ns.push_back(cpu.now_ns() - t0);
+    };
+    uint64_t writes_since_sync = 0, writes = 0;
     while (true) {
         while (engine.in_flight() < j.iodepth && more()) {
             const bool write = j.write && (!j.read || rng() % 100 >= j.rwmixread);
@@ -229,21 +256,13 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
             const uint64_t id = engine.submit(write, ranges, buffers[buffer].data());
             pending[id] = {buffer, s, cpu.now_ns() - s};
             ++issued, issued_bytes += bs;
+            if (write) ++writes;
+            if (write && j.fsync && ++writes_since_sync == j.fsync) sync(), writes_since_sync = 0;
         }
         if (engine.in_flight() == 0) break;
-        for (const sw::IoEngine::Done& d : engine.reap(1)) {
-            const Pending p = pending.at(d.id);
-            pending.erase(d.id);
-            free_buffers.push_back(p.buffer);
-            if (!d.error.empty()) {  // fio stops a job at its first error
-                if (in.error.empty()) in.error = d.error;
-                failed = true;
-                continue;
-            }
-            if (p.start_ns >= ramp_end)
-                in.samples.push_back({d.write, p.slat_ns, d.complete_ns - d.submit_ns, d.bytes});
-        }
+        for (const sw::IoEngine::Done& d : engine.reap(1)) collect(d);
     }
+    if (j.end_fsync && writes && !failed) sync();
     in.end_ns = cpu.now_ns();
     engine.close();
     if (dio) dio->close(fd);
@@ -251,10 +270,12 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
 
 json FioRun::job_json(const std::vector<const Instance*>& group, const std::string& name) const {
     std::vector<const Sample*> reads, writes;
+    std::vector<double> syncs;
     double from = std::numeric_limits<double>::infinity(), to = 0;
     std::string error;
     for (const Instance* in : group) {
         for (const Sample& s : in->samples) (s.write ? writes : reads).push_back(&s);
+        syncs.insert(syncs.end(), in->syncs_ns.begin(), in->syncs_ns.end());
         from = std::min(from, in->measured_from_ns);
         to = std::max(to, in->end_ns);
         if (error.empty()) error = in->error;
@@ -274,6 +295,7 @@ json FioRun::job_json(const std::vector<const Instance*>& group, const std::stri
             {"read", direction(reads, runtime)},
             {"write", direction(writes, runtime)},
             {"trim", direction({}, runtime)},
+            {"sync", sync_json(syncs)},
             {"job_runtime", uint64_t(std::llround(runtime / 1e6))}};
 }
 
@@ -340,6 +362,18 @@ void FioRun::print(std::ostream& out, const json& r) const {
                 if (++n % 4 == 0) out << row << "\n", row = "      |";
             }
             if (n % 4) out << row << "\n";
+        }
+        const json& sy = j["sync"];
+        if (sy["total_ios"].get<uint64_t>()) {
+            std::snprintf(line, sizeof line,
+                          "  fsync/fdatasync/sync_file_range:\n    sync (usec): min=%.1f, "
+                          "max=%.1f, avg=%.2f, stdev=%.2f (%llu)\n",
+                          sy["lat_ns"]["min"].get<double>() / 1e3,
+                          sy["lat_ns"]["max"].get<double>() / 1e3,
+                          sy["lat_ns"]["mean"].get<double>() / 1e3,
+                          sy["lat_ns"]["stddev"].get<double>() / 1e3,
+                          (unsigned long long)sy["total_ios"].get<uint64_t>());
+            out << line;
         }
     }
     print_flash_report(out, r["canopy"], "",

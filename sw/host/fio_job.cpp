@@ -38,12 +38,10 @@ const std::vector<std::string> kUnmodelled = {"allrandrepeat",
                                               "disable_lat",
                                               "disable_slat",
                                               "do_verify",
-                                              "end_fsync",
                                               "exitall",
                                               "fdatasync",
                                               "file_service_type",
                                               "fill_device",
-                                              "fsync",
                                               "fsync_on_close",
                                               "gtod_reduce",
                                               "include",
@@ -103,31 +101,15 @@ const std::vector<std::string> kUnmodelled = {"allrandrepeat",
                                               "fadvise_hint",
                                               "exec_prerun",
                                               "exec_postrun"};
-const std::vector<std::string> kModelled = {"name",
-                                            "description",
-                                            "rw",
-                                            "readwrite",
-                                            "rwmixread",
-                                            "rwmixwrite",
-                                            "bs",
-                                            "blocksize",
-                                            "bssplit",
-                                            "iodepth",
-                                            "numjobs",
-                                            "size",
-                                            "offset",
-                                            "number_ios",
-                                            "runtime",
-                                            "time_based",
-                                            "ramp_time",
-                                            "random_distribution",
-                                            "direct",
-                                            "ioengine",
-                                            "filename",
-                                            "randrepeat",
-                                            "norandommap",
-                                            "thread",
-                                            "group_reporting"};
+const std::vector<std::string> kModelled = {"name",        "description", "rw",
+                                            "readwrite",   "rwmixread",   "rwmixwrite",
+                                            "bs",          "blocksize",   "bssplit",
+                                            "iodepth",     "numjobs",     "size",
+                                            "offset",      "number_ios",  "runtime",
+                                            "time_based",  "ramp_time",   "random_distribution",
+                                            "direct",      "ioengine",    "filename",
+                                            "randrepeat",  "fsync",       "end_fsync",
+                                            "norandommap", "thread",      "group_reporting"};
 
 std::string trim(const std::string& s) {
     const auto b = s.find_first_not_of(" \t\r");
@@ -393,6 +375,11 @@ void apply(FioJob& j, bool& group_reporting, const std::string& key, const std::
         j.filename = value;
     } else if (key == "randrepeat") {
         j.randrepeat = flag();
+    } else if (key == "fsync") {
+        need_value();
+        j.fsync = uint32_t(parse_uint(value, source, place, key, 0, UINT32_MAX));
+    } else if (key == "end_fsync") {
+        j.end_fsync = flag();
     } else if (key == "norandommap" || key == "thread") {
         flag();  // no random map is kept, and jobs are host programs either way
     } else if (key == "group_reporting") {

@@ -46,7 +46,9 @@ struct FioJob {
     std::string ioengine = "libaio";
     std::string filename;  // Direct-IO: the file (default /fio.<name>.<n>)
     bool randrepeat = true;
-    uint32_t line = 0;  // its section's line, for messages
+    uint32_t fsync = 0;      // a flush of the SSD's write cache after every fsync writes; 0: none
+    bool end_fsync = false;  // a flush when the job's writes are done
+    uint32_t line = 0;       // its section's line, for messages
     uint64_t min_bs() const;
     uint64_t max_bs() const;
 };

@@ -120,6 +120,43 @@ TEST(Fio, JsonOutputIsFiosOnStdout) {
 }
 #endif
 
+// fsync=N and end_fsync: the writes issued complete, then the SSD's write cache goes to the
+// flash (STORE_FLUSH on every SPU). 2,000 writes, a sync after every 500 and one at the end:
+// five, as fio reports them, and nothing left in the write buffer. Every slot programmed holds a
+// unit written, one buffered at the start, or padding of a flush.
+TEST(Fio, FsyncFlushesTheWriteCache) {
+    const FioResult r =
+        run_fio("fio-fsync",
+                "[w]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=2000\nfsync=500\nend_fsync=1\n");
+    if (r.fio.is_null()) return;
+    const json& sync = r.fio["jobs"][0]["sync"];
+    EXPECT_EQ(sync["total_ios"], 5);
+    EXPECT_EQ(sync["lat_ns"]["N"], 5);
+    EXPECT_GT(sync["lat_ns"]["max"].get<double>(), 0.0);
+    const json& wa = r.fio["canopy"]["write_amplification"];
+    EXPECT_EQ(wa["buffered_units_end"], 0);
+    EXPECT_EQ(wa["host_unit_writes"], 2000);
+    EXPECT_EQ(wa["flash_programs"].get<uint64_t>() * wa["units_per_page"].get<uint64_t>(),
+              wa["buffered_units_start"].get<uint64_t>() + 2000 -
+                  wa["buffer_hits"].get<uint64_t>() + wa["padded_units"].get<uint64_t>());
+    EXPECT_NE(r.run.out.find("sync (usec)"), std::string::npos) << r.run.out;
+    // Without them nothing is padded and what no page took stays in the buffer (2,001 + the
+    // units at the start, less the replaced, is not a multiple of four here).
+    const FioResult n =
+        run_fio("fio-nosync", "[w]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=2001\n");
+    if (n.fio.is_null()) return;
+    EXPECT_EQ(n.fio["jobs"][0]["sync"]["total_ios"], 0);
+    const json& nw = n.fio["canopy"]["write_amplification"];
+    EXPECT_EQ(nw["padded_units"], 0);
+    const uint64_t kept =
+        nw["buffered_units_start"].get<uint64_t>() + 2001 - nw["buffer_hits"].get<uint64_t>();
+    EXPECT_EQ(nw["flash_programs"].get<uint64_t>() * 4 + nw["buffered_units_end"].get<uint64_t>(),
+              kept);
+    if (kept % 4) {
+        EXPECT_GT(nw["buffered_units_end"].get<uint64_t>(), 0u);
+    }
+}
+
 TEST(Fio, BadJobFilesAndUnrunnableJobsExitTwoNamingThePlace) {
     const std::string d = scratch("fio-bad");
     auto expect = [&](const std::string& job, const std::string& words,

@@ -138,6 +138,10 @@ TEST(FioJobFile, BadValuesNameTheLineAndTheOption) {
     expect_error("[j]\nfilename=relative\n", "line 2", "absolute path");
     expect_error("[j]\niodepth\n", "line 2", "needs a value");
     expect_error("[j]\ntime_based=2\n", "line 2", "time_based");
+    expect_error("[j]\nfsync=often\n", "line 2", "fsync=often");
+    expect_error("[j]\nfsync=4294967296\n", "line 2", "fsync");
+    expect_error("[j]\nend_fsync=2\n", "line 2", "end_fsync");
+    expect_error("[j]\nfsync\n", "line 2", "needs a value");
 }
 
 TEST(FioJobFile, OptionsCanopyDoesNotModelAreRefusedByName) {
