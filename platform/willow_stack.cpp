@@ -46,10 +46,10 @@ bool store_on_flash(Platform& p) {
                          std::to_string(unit) + " B does not divide a " + std::to_string(page) +
                              " B page into 1 to " + std::to_string(FTL_MAX_UNITS_PER_PAGE) +
                              " units");
-    const uint32_t meta = 4 * FTL_META_WORDS(unit ? page / unit : 1);
+    const uint32_t per_page = unit ? page / unit : 1, meta = 4 * FTL_META_WORDS(per_page);
     if (meta > w.flash.meta_bytes)
         throw InputError("config", "ssd.store.unit_bytes",
-                         std::to_string(unit) + " B units put " + std::to_string(page / unit) +
+                         std::to_string(unit) + " B units put " + std::to_string(per_page) +
                              " in a page, whose tags need " + std::to_string(meta) +
                              " B of spare metadata; ssd.flash.meta_bytes is " +
                              std::to_string(w.flash.meta_bytes));

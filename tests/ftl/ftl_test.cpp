@@ -194,6 +194,19 @@ void verify_all(Rig& r, const Model& m) {
     }
 }
 
+// A power cut and a remount find the contents intact (and, if given, `bad` bad blocks), and
+// 5,000 more operations break no flash rule.
+void remount_and_go_on(Rig& r, Model& m, std::mt19937_64& rng, const uint32_t* bad = nullptr) {
+    ASSERT_EQ(r.cut_and_mount(rng), FTL_OK);
+    if (bad) {
+        EXPECT_EQ(r.stats().bad_blocks, *bad);
+    }
+    verify_all(r, m);
+    for (int i = 0; i < 5000; ++i) ASSERT_EQ(random_op(r, m, rng, r.capacity(), nullptr), FTL_OK);
+    verify_all(r, m);
+    EXPECT_EQ(r.nand.violations, 0u);
+}
+
 const ftl_geometry kSmall{2, 2, 32, 8, 512, 0};
 
 TEST(Ftl, MemoryAndCapacity) {
@@ -248,12 +261,7 @@ TEST(Ftl, RandomWorkloadMatchesModel) {
         EXPECT_GT(s.trim_records, 0u);
         EXPECT_EQ(r.nand.violations, 0u);
         // A clean remount finds the same contents, and the workload goes on.
-        ASSERT_EQ(r.cut_and_mount(rng), FTL_OK);
-        verify_all(r, m);
-        for (int i = 0; i < 5000; ++i)
-            ASSERT_EQ(random_op(r, m, rng, r.capacity(), nullptr), FTL_OK);
-        verify_all(r, m);
-        EXPECT_EQ(r.nand.violations, 0u);
+        remount_and_go_on(r, m, rng);
     }
 }
 
@@ -292,16 +300,19 @@ TEST(Ftl, TablesBehindCallbacksBehaveAlike) {
     EXPECT_EQ(ftl_mount(&f, &bad), FTL_E_ARG);
 }
 
+// Two blocks whose programs fail: one part-way, one from its first page.
+void fail_two_blocks(Rig& r) {
+    r.nand.fail_from_page[r.nand.block_index(0, 1, 4)] = 2;
+    r.nand.fail_from_page[r.nand.block_index(1, 0, 9)] = 0;
+}
+
 // Power cuts at random points: between operations and inside them (GC included), with the page
 // being programmed torn or not, and with blocks that fail programs (their bad-block records
 // may be lost in a cut too: then they fail again after the mount).
 void power_loss_rounds(bool tear, bool failing_blocks, const ftl_geometry& g = kSmall) {
     Rig r(g, 100);
     r.nand.tear_on_cut = tear;
-    if (failing_blocks) {
-        r.nand.fail_from_page[r.nand.block_index(0, 1, 4)] = 2;
-        r.nand.fail_from_page[r.nand.block_index(1, 0, 9)] = 0;
-    }
+    if (failing_blocks) fail_two_blocks(r);
     ASSERT_EQ(r.format(), FTL_OK);
     Model m{r.unit_bytes(), {}};
     std::mt19937_64 rng(seed(7));
@@ -476,12 +487,7 @@ TEST(Ftl, OutOfRange) {
 // After a power cut the mount finds `bad` bad blocks (their records kept them out of use), the
 // contents are intact, and 5,000 more operations break no flash rule.
 void expect_bad_blocks_survive_a_remount(Rig& r, Model& m, std::mt19937_64& rng, uint32_t bad) {
-    ASSERT_EQ(r.cut_and_mount(rng), FTL_OK);
-    EXPECT_EQ(r.stats().bad_blocks, bad);
-    verify_all(r, m);
-    for (int i = 0; i < 5000; ++i) ASSERT_EQ(random_op(r, m, rng, r.capacity(), nullptr), FTL_OK);
-    verify_all(r, m);
-    EXPECT_EQ(r.nand.violations, 0u);
+    remount_and_go_on(r, m, rng, &bad);
 }
 
 TEST(Ftl, ProgramFailureRetiresTheBlock) {
@@ -682,8 +688,7 @@ TEST(FtlUnits, RandomWorkloadMatchesModel) {
                     const auto v = m.get(lpn + u);
                     want.insert(want.end(), v.begin(), v.end());
                 }
-                ASSERT_EQ(ftl_read(&r.f, lpn, addr(got.data()), off, uint32_t(got.size())),
-                          FTL_OK);
+                ASSERT_EQ(ftl_read(&r.f, lpn, addr(got.data()), off, uint32_t(got.size())), FTL_OK);
                 ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin() + off)) << lpn;
             }
         }
@@ -695,12 +700,7 @@ TEST(FtlUnits, RandomWorkloadMatchesModel) {
             EXPECT_GT(s.buffer_hits, 0u);
         }
         ASSERT_EQ(ftl_flush(&r.f), FTL_OK);
-        ASSERT_EQ(r.cut_and_mount(rng), FTL_OK);
-        verify_all(r, m);
-        for (int i = 0; i < 5000; ++i)
-            ASSERT_EQ(random_op(r, m, rng, r.capacity(), nullptr), FTL_OK);
-        verify_all(r, m);
-        EXPECT_EQ(r.nand.violations, 0u);
+        remount_and_go_on(r, m, rng);
     }
 }
 
@@ -772,10 +772,7 @@ TEST(FtlUnits, AReadOfUnitsSharingAPageIsOneFlashRead) {
 void power_loss_with_write_cache(bool tear, bool failing_blocks) {
     Rig r(kUnits, 100, 0, 3, false, 1);
     r.nand.tear_on_cut = tear;
-    if (failing_blocks) {
-        r.nand.fail_from_page[r.nand.block_index(0, 1, 4)] = 2;
-        r.nand.fail_from_page[r.nand.block_index(1, 0, 9)] = 0;
-    }
+    if (failing_blocks) fail_two_blocks(r);
     ASSERT_EQ(r.format(), FTL_OK);
     Model m{r.unit_bytes(), {}};
     std::mt19937_64 rng(seed(71));
