@@ -71,8 +71,9 @@ TEST(PlatformCli, AFlashStoreTheArrayCannotHoldIsRefused) {
     expect_input_error(
         run_canopy(run + " --set ssd.store.unit_bytes=2048", d),
         {"ssd.store.unit_bytes", "need 36 B of spare metadata", "ssd.flash.meta_bytes is 24"});
-    expect_input_error(run_canopy(run + " --set ssd.flash.meta_bytes=4", d),
-                       {"ssd.store.unit_bytes", "need 8 B of spare metadata"});
+    expect_input_error(
+        run_canopy(run + " --set ssd.store.unit_bytes=0 --set ssd.flash.meta_bytes=4", d),
+        {"ssd.store.unit_bytes", "need 8 B of spare metadata"});
     EXPECT_EQ(run_canopy(run +
                              " --set ssd.store.unit_bytes=2048 --set ssd.flash.meta_bytes=40 "
                              "--out " +
