@@ -96,6 +96,14 @@ void add_model_option(po::options_description& d, app::RunOptions& o) {
                     "models join the platform where they attach, their keys as model.NAME.* "
                     "(repeatable)");
 }
+// `canopy replay` and `canopy fio`: the store brought to a written state before the run.
+void add_precondition_option(po::options_description& d, app::RunOptions& o) {
+    d.add_options()("precondition", po::value(&o.precondition),
+                    "seq, rand or PERCENT: before the run, the flash store written as if the "
+                    "host had (seq: the whole device in order; PERCENT: its first PERCENT; "
+                    "rand: in order, then as many 4 KiB writes to random units, for GC's steady "
+                    "state), worked out by the FTL without simulated time (docs/storage.md)");
+}
 void load_models(const app::RunOptions& o) {
     for (const std::string& m : o.models) platform::ModelRegistry::global().load(m);
 }
@@ -230,6 +238,7 @@ int cmd_replay(const std::vector<std::string>& args) {
         "issue each request no earlier than its timestamp (default: as fast as they complete)");
     add_run_options(d, o.run, "trace-json");
     add_model_option(d, o.run);
+    add_precondition_option(d, o.run);
     d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp)("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
@@ -255,6 +264,7 @@ int cmd_fio(const std::vector<std::string>& args) {
         "normal (fio's text) or json (fio's JSON on stdout); OUT/fio.json is written either way");
     add_run_options(d, o.run, "trace-json");
     add_model_option(d, o.run);
+    add_precondition_option(d, o.run);
     d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp)("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;

@@ -37,6 +37,8 @@ struct RunOptions {
     std::vector<std::string> models;
     // --app NAME=PATH.elf (repeatable): SSD Apps from outside, added to scenario.apps.
     std::vector<std::string> apps;
+    // --precondition seq|rand|PERCENT (`canopy replay`, `canopy fio`; "" none).
+    std::string precondition;
 };
 
 // The outputs of one run and the loop that drives the kernel. Construct before elaborating the

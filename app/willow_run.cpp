@@ -20,6 +20,10 @@ void WillowRun::load() {
     if (!scenarios::WillowScenario::find_firmware(cfg, why))
         throw InputError(command_, "", "the Willow stack cannot run: " + why);
     cfg.scenario.willow = false;  // the command's programs stand in for the scenario's
+    if (!run_.precondition.empty()) {
+        precondition_ = platform::Precondition::parse(run_.precondition, command_);
+        platform::WillowStack::check_precondition(cfg);
+    }
 }
 
 void WillowRun::build() {
@@ -30,6 +34,7 @@ void WillowRun::build() {
     platform::WillowStackConfig sc;
     sc.firmware_dir = cfg.scenario.firmware_dir;
     stack = std::make_unique<platform::WillowStack>(*platform, sc);
+    if (precondition_) stack->precondition(*precondition_, cfg.sim.seed);
     stack->start_kernel(kKernelCore);
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ class WillowRun {
     std::unique_ptr<platform::WillowStack> stack;
 
   private:
+    std::optional<platform::Precondition> precondition_;
     const RunOptions& run_;
     const std::string command_;
 };

@@ -1,6 +1,7 @@
 #include "platform/willow_stack.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <sstream>
 
@@ -232,6 +233,34 @@ void WillowStack::start_kernel(unsigned core) {
         ready_ = true;
         module.serve_notices(cpu, stop_);
     });
+}
+
+void WillowStack::check_precondition(const PlatformConfig& cfg) {
+    if (!cfg.ssd.store.flash)
+        throw InputError("config", "ssd.store.flash",
+                         "--precondition fills the store on the flash; it is in SSD memory");
+    if (cfg.ssd.store.format)
+        throw InputError("config", "ssd.store.format",
+                         "true erases at boot what --precondition writes; set it false");
+}
+
+void WillowStack::precondition(const Precondition& p, uint64_t seed) {
+    check_precondition(platform.cfg);
+    const auto t0 = std::chrono::steady_clock::now();
+    const StorePreconditioner pre(platform, kernel.geometry());
+    const std::vector<ChannelImage> images = pre.run(p.units(pre.device_units(), seed));
+    pre.apply(images);
+    PreconditionSummary s;
+    s.fill = p.name();
+    for (const ChannelImage& c : images) {
+        s.units += c.host_writes;
+        s.programs += c.programs;
+        s.gc_victims += c.gc_victims;
+        s.gc_copies += c.gc_copies;
+        for (const auto& e : c.erases) s.erases += e.second;
+    }
+    s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    preconditioned = s;
 }
 
 void WillowStack::attach_store(sw::WillowApps& apps) {

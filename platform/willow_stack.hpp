@@ -16,6 +16,7 @@
 
 #include "host/disk.hpp"
 #include "platform/platform.hpp"
+#include "platform/store_precondition.hpp"
 #include "sw/host/atomic_writes.hpp"
 #include "sw/host/direct_io.hpp"
 #include "sw/host/flash_cache.hpp"
@@ -153,6 +154,20 @@ class WillowStack {
     uint32_t user_base(uint32_t spu) const { return cache_base(spu) - user_region_bytes(); }
     uint32_t user_region_bytes() const { return cfg.user_apps.empty() ? 0 : cfg.user_bytes; }
     sw::FcGeometry flash_cosmos_geometry() const;
+
+    // Preconditioning, before sc_start (the store on the flash, which SPU-OS then mounts): the
+    // device's units written as `p` says, worked out without simulated time
+    // (platform/store_precondition); `seed` draws random fills. What it did stays in
+    // `preconditioned`.
+    void precondition(const Precondition& p, uint64_t seed);
+    // Throws InputError naming the key when `cfg` leaves nothing to precondition.
+    static void check_precondition(const PlatformConfig& cfg);
+    struct PreconditionSummary {
+        std::string fill;
+        uint64_t units = 0, programs = 0, erases = 0, gc_victims = 0, gc_copies = 0;
+        double wall_s = 0;  // host time it took
+    };
+    std::optional<PreconditionSummary> preconditioned;
 
     // The flash store's counters summed over the SPUs, read with STAT RPCs from the calling
     // core's kernel HRE (all zero on the SSD-memory store).

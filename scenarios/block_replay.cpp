@@ -223,6 +223,7 @@ json BlockReplay::report() const {
     if (stack_.on_flash && finished_ == cfg_.threads)
         add_flash_report(r, before_, after_, platform_.cfg.nand.geometry.page_bytes,
                          r["write"]["bytes"].get<double>());
+    add_precondition_report(r, stack_);
     return r;
 }
 
@@ -236,6 +237,7 @@ void BlockReplay::print(std::ostream& out, const json& r) const {
         out << "  " << folded_ << " requests lie past the " << region_ / kMiB
             << " MiB replayed region and were folded into it\n";
     print_table(out, r);
+    print_precondition_report(out, r, "  ");
     print_flash_report(out, r, "  ",
                        stack_.on_flash ? "the replay did not finish" : "the store is SSD memory");
     if (!fault.empty()) out << "  FAULT: " << fault << "\n";

@@ -321,6 +321,7 @@ json FioRun::report() const {
             for (const Sample& s : in.samples) bytes += s.write ? double(s.bytes) : 0.0;
         add_flash_report(c, before_, after_, platform_.cfg.nand.geometry.page_bytes, bytes);
     }
+    add_precondition_report(c, stack_);
     r["canopy"] = c;
     return r;
 }
@@ -376,6 +377,7 @@ void FioRun::print(std::ostream& out, const json& r) const {
             out << line;
         }
     }
+    print_precondition_report(out, r["canopy"], "");
     print_flash_report(out, r["canopy"], "",
                        stack_.on_flash ? "the jobs did not finish" : "the store is SSD memory");
 }

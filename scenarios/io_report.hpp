@@ -1,7 +1,7 @@
 // What the storage runs (`canopy replay`, `canopy fio`) report alike: latency percentiles as
 // storage benchmarks give them (nearest rank over every sample, not a histogram's
 // approximation), and the flash store's write amplification and GC between two reads of its
-// counters.
+// counters; and what preconditioning wrote before the run.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/willow_stack.hpp"
 #include "sw/host/willow_apps.hpp"
 
 namespace canopy::scenarios {
@@ -68,6 +69,31 @@ inline void print_flash_report(std::ostream& out, const nlohmann::json& j,
                   (unsigned long long)gc["copies"].get<uint64_t>(),
                   (unsigned long long)gc["erases"].get<uint64_t>());
     out << indent << line;
+}
+
+// j["precondition"]: what --precondition wrote before the run (null: nothing).
+inline void add_precondition_report(nlohmann::json& j, const platform::WillowStack& stack) {
+    j["precondition"] = nullptr;
+    if (!stack.preconditioned) return;
+    const platform::WillowStack::PreconditionSummary& p = *stack.preconditioned;
+    j["precondition"] = {{"fill", p.fill},
+                         {"unit_writes", p.units},
+                         {"flash_programs", p.programs},
+                         {"gc_victims", p.gc_victims},
+                         {"gc_copies", p.gc_copies},
+                         {"erases", p.erases}};
+}
+
+// One line on what add_precondition_report() put in `j` (none when nothing was written).
+inline void print_precondition_report(std::ostream& out, const nlohmann::json& j,
+                                      const std::string& indent) {
+    const nlohmann::json& p = j["precondition"];
+    if (p.is_null()) return;
+    out << indent << "preconditioned (" << p["fill"].get<std::string>()
+        << ", no simulated time): " << p["unit_writes"].get<uint64_t>() << " unit writes, "
+        << p["flash_programs"].get<uint64_t>() << " pages programmed; GC "
+        << p["gc_victims"].get<uint64_t>() << " victims, " << p["gc_copies"].get<uint64_t>()
+        << " copies, " << p["erases"].get<uint64_t>() << " erases\n";
 }
 
 }  // namespace canopy::scenarios

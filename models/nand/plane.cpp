@@ -95,6 +95,13 @@ void Plane::program(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble, d
     if (scramble == Scramble::OnDie) this->scramble(p.data.get(), b, wl);
 }
 
+void Plane::program_image(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble,
+                          const uint8_t* bytes, size_t n, double now_s) {
+    load_begin();
+    if (uint64_t* c = latch(C)) std::memcpy(c, bytes, std::min<size_t>(n, size_t(words_) * 8));
+    program(b, wl, mode, scramble, 0.0, now_s);
+}
+
 void Plane::erase(uint32_t b) {
     BlockState& bs = touch(b);
     ++bs.pe_cycles;

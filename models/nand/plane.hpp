@@ -66,6 +66,10 @@ class Plane {
     void program(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble, double esp_factor,
                  double now_s);
     void erase(uint32_t b);
+    // Preconditioning's way in (no time, no bus): the page image `bytes` (data and spare, as
+    // the channel would move it) programmed as a program sequence leaves it. Functional mode only.
+    void program_image(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble,
+                       const uint8_t* bytes, size_t n, double now_s);
 
     // Checks the wordlines an MWS would sense; "" when legal.
     std::string check_sense(const SenseSlot* slots, size_t n) const;

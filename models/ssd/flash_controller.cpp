@@ -616,11 +616,21 @@ void FlashController::read(Run& r) {
     r.t = std::max(r.t, stored);
 }
 
+void FlashController::encode_page(uint32_t die, uint32_t plane, uint32_t block, uint32_t page_no,
+                                  uint8_t* page) const {
+    const uint32_t cw = cfg_.ecc.codeword_bytes, par = code_.parity_bytes();
+    const uint64_t key = randomiser_.page_key(channel_, die, plane, block, page_no);
+    randomiser_.apply(key, 0, page, nand_cfg_.geometry.page_bytes);
+    for (uint32_t k = 0; k < codewords_; ++k)
+        code_.encode(page + k * cw, cw, page + parity_offset_ + k * par);
+    uint8_t* meta = page + meta_offset_;
+    meta_code_.encode(meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
+}
+
 void FlashController::program(Run& r) {
     const FlashCommand& c = r.c;
     const nand::Geometry& g = nand_cfg_.geometry;
-    const uint32_t total = g.page_total_bytes(), cw = cfg_.ecc.codeword_bytes;
-    const uint32_t par = code_.parity_bytes();
+    const uint32_t total = g.page_total_bytes();
     sc_time loaded = r.t;
     for (uint32_t p = 0; p < c.planes; ++p) {
         uint8_t* page = r.buf.data() + size_t(p) * total;
@@ -634,11 +644,7 @@ void FlashController::program(Run& r) {
         else
             std::memcpy(meta, &c.meta, std::min<uint32_t>(8, cfg_.meta_bytes));
         if (!nand_cfg_.functional || c.raw) continue;
-        const uint64_t key = randomiser_.page_key(channel_, c.die, c.plane + p, c.block, c.page);
-        randomiser_.apply(key, 0, page, g.page_bytes);
-        for (uint32_t k = 0; k < codewords_; ++k)
-            code_.encode(page + k * cw, cw, page + parity_offset_ + k * par);
-        meta_code_.encode(meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
+        encode_page(c.die, c.plane + p, c.block, c.page, page);
     }
     if (r.out.status != FlashStatus::Ok) return;
     // The encoder runs as the bytes stream to the die: one codeword's latency on top.

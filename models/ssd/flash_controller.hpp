@@ -138,6 +138,14 @@ class FlashController : public sc_core::sc_module {
     // Called with the interrupt level (completions waiting and irq enabled) when it changes.
     void on_irq(std::function<void(bool, const sc_core::sc_time&)> fn) { irq_ = std::move(fn); }
 
+    // A normal page as a program puts it on the die: `page` (page_total_bytes) holds the data
+    // and, at meta_offset(), the metadata (meta_bytes, zero-padded); randomised and ECC-encoded
+    // in place for (die, plane, block, page_no). Preconditioning programs pages through it.
+    void encode_page(uint32_t die, uint32_t plane, uint32_t block, uint32_t page_no,
+                     uint8_t* page) const;
+    uint32_t meta_offset() const { return meta_offset_; }
+    uint32_t meta_bytes() const { return cfg_.meta_bytes; }
+
     core::RegisterBank& bank() { return bank_; }
     const BchCode& code() const { return code_; }
     uint64_t bytes_moved() const { return bytes_moved_; }

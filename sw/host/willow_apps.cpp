@@ -9,6 +9,7 @@
 #include "ssd/hre_queue.h"
 #include "sw/firmware/ftl/ftl.h"
 #include "sw/firmware/spu_os/spu_os_abi.h"
+#include "sw/firmware/spu_os/store_attach.h"
 
 namespace canopy::sw {
 
@@ -260,7 +261,7 @@ void StoreConfig::describe(core::Params& p) {
                 "GC victim choice: fewest valid units, or most free space weighed by age");
 }
 
-std::vector<uint8_t> StoreConfig::attach_payload(uint64_t bank_bytes) const {
+spu_os_store_attach StoreConfig::attach(uint64_t bank_bytes) const {
     spu_os_store_attach a{};
     a.format = format;
     a.bank_bytes = uint32_t(bank_bytes);
@@ -273,6 +274,19 @@ std::vector<uint8_t> StoreConfig::attach_payload(uint64_t bank_bytes) const {
     a.unit_bytes = unit_bytes;
     a.write_cache = write_cache;
     a.gc_policy = gc_policy == "cost-benefit" ? FTL_GC_COST_BENEFIT : FTL_GC_GREEDY;
+    return a;
+}
+
+ftl_config StoreConfig::ftl(uint32_t dies, uint32_t planes, uint32_t pages_per_block,
+                            uint32_t page_bytes, uint64_t bank_bytes) const {
+    const spu_os_store_attach a = attach(bank_bytes);
+    ftl_config c;
+    spu_os_store_ftl_config(&a, dies, planes, pages_per_block, page_bytes, &c);
+    return c;
+}
+
+std::vector<uint8_t> StoreConfig::attach_payload(uint64_t bank_bytes) const {
+    const spu_os_store_attach a = attach(bank_bytes);
     std::vector<uint8_t> out(sizeof a);
     std::memcpy(out.data(), &a, sizeof a);
     return out;
@@ -281,12 +295,7 @@ std::vector<uint8_t> StoreConfig::attach_payload(uint64_t bank_bytes) const {
 uint64_t StoreConfig::spu_bytes(uint32_t dies, uint32_t planes, uint32_t pages_per_block,
                                 uint32_t page_bytes, uint64_t bank_bytes,
                                 uint32_t stripe_bytes) const {
-    ftl_config c{};
-    c.geo = {dies, planes, blocks_per_plane, pages_per_block, page_bytes, unit_bytes};
-    c.op_permille = op_permille;
-    c.gc_free_blocks = gc_free_blocks;
-    c.wl_threshold = wl_threshold;
-    c.esp_blocks = esp_blocks;
+    const ftl_config c = ftl(dies, planes, pages_per_block, page_bytes, bank_bytes);
     const uint64_t units = ftl_config_capacity_units(&c);
     const uint64_t unit = unit_bytes ? unit_bytes : page_bytes;
     const uint64_t bytes = std::min(units * unit, bank_bytes) / stripe_bytes * stripe_bytes;

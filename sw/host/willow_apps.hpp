@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "sw/firmware/ftl/ftl.h"
+#include "sw/firmware/spu_os/spu_os_abi.h"
 #include "sw/host/hre.hpp"
 
 namespace canopy::sw {
@@ -44,7 +46,12 @@ struct StoreConfig {
     std::string gc_policy = "greedy";  // greedy or cost-benefit (Kawaguchi et al. 1995)
     void describe(core::Params& p);    // relative to the caller's scope
     // The SPU_OS_RPC_STORE_ATTACH payload (struct spu_os_store_attach) for banks of bank_bytes.
+    spu_os_store_attach attach(uint64_t bank_bytes) const;
     std::vector<uint8_t> attach_payload(uint64_t bank_bytes) const;
+    // The FTL configuration SPU-OS builds from that payload on a channel of this geometry
+    // (callbacks, memory and buffers unset).
+    ftl_config ftl(uint32_t dies, uint32_t planes, uint32_t pages_per_block, uint32_t page_bytes,
+                   uint64_t bank_bytes) const;
     // The store bytes each SPU offers on a channel of this geometry, as SPU-OS will compute them
     // (the FTL's capacity, capped by the bank), rounded down to whole `stripe_bytes`; throws
     // InputError naming ssd.store when the FTL refuses the configuration.

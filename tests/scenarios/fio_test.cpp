@@ -157,6 +157,28 @@ TEST(Fio, FsyncFlushesTheWriteCache) {
     }
 }
 
+// --precondition rand writes the whole device in order, then as many units at random, through
+// the FTL without simulated time: the job then finds a store with no free space to spare, so
+// its writes need GC, where the same writes to the fresh store need none.
+TEST(Fio, PreconditioningLeavesAFullStoreThatNeedsGc) {
+    const std::string job = "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=4000\n";
+    const FioResult r = run_fio("fio-precondition", job, "--precondition rand");
+    if (r.fio.is_null()) return;
+    const json& c = r.fio["canopy"];
+    const uint64_t units = c["device_bytes"].get<uint64_t>() / 4096;
+    const json& pre = c["precondition"];
+    EXPECT_EQ(pre["fill"], "rand");
+    EXPECT_EQ(pre["unit_writes"].get<uint64_t>(), 2 * units);
+    EXPECT_GT(pre["gc_victims"].get<uint64_t>(), 0u);
+    EXPECT_GE(pre["flash_programs"].get<uint64_t>() * 4, 2 * units);
+    EXPECT_NE(r.run.out.find("preconditioned (rand"), std::string::npos) << r.run.out;
+    EXPECT_GT(c["gc"]["victims"].get<uint64_t>(), 0u);
+    const FioResult fresh = run_fio("fio-fresh", job);
+    if (fresh.fio.is_null()) return;
+    EXPECT_TRUE(fresh.fio["canopy"]["precondition"].is_null());
+    EXPECT_EQ(fresh.fio["canopy"]["gc"]["victims"], 0);
+}
+
 TEST(Fio, BadJobFilesAndUnrunnableJobsExitTwoNamingThePlace) {
     const std::string d = scratch("fio-bad");
     auto expect = [&](const std::string& job, const std::string& words,
@@ -173,6 +195,14 @@ TEST(Fio, BadJobFilesAndUnrunnableJobsExitTwoNamingThePlace) {
     expect("[j]\noffset=1t\n", "line 1, job j: offset");
     expect("[a]\n[b]\nioengine=libdirectio\nsize=1m\n", "line 2, job b: Base-IO and Direct-IO");
     expect("[a]\nioengine=libdirectio\n", "needs size=");
+    expect("[j]\nrw=write\n", "--precondition: '0' is not seq, rand or a percentage",
+           "--precondition 0");
+    expect("[j]\nrw=write\n", "--precondition: 'half' is not", "--precondition half");
+    expect("[j]\nrw=write\n", "--precondition: '101%' is not", "--precondition 101%");
+    expect("[j]\nrw=write\n", "ssd.store.flash: --precondition fills the store on the flash",
+           "--precondition seq --set ssd.store.flash=false");
+    expect("[j]\nrw=write\n", "ssd.store.format: true erases",
+           "--precondition seq --set ssd.store.format=true");
 #endif
     const auto r = run_canopy("fio /nonexistent.fio --out " + d, d);
     EXPECT_EQ(r.status, 2);

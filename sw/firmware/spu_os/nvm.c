@@ -16,6 +16,7 @@
 #include "ftl.h"
 #include "spu.h"
 #include "spu_os.h"
+#include "store_attach.h"
 
 #define LINE 32u  /* bytes per cached table line */
 #define LINES 32u /* 1 KiB of DMEM */
@@ -268,22 +269,8 @@ uint32_t nvm_attach(void) {
         4 * FTL_META_WORDS(upp) > meta_bytes)
         return SPU_OS_E_BAD_ARG;
     struct ftl_config c;
-    memset(&c, 0, sizeof c);
-    c.geo.dies = GEO(DIES);
-    c.geo.planes_per_die = GEO(PLANES);
-    c.geo.blocks_per_plane = a.blocks_per_plane;
-    c.geo.pages_per_block = GEO(PAGES);
-    c.geo.page_bytes = page_bytes;
-    c.op_permille = a.op_permille;
-    c.gc_free_blocks = a.gc_free_blocks;
-    c.wl_threshold = a.wl_threshold;
-    c.esp_blocks = a.esp_blocks;
-    c.geo.unit_bytes = a.unit_bytes;
-    /* Write-through is the FTL's write buffer flushed after each NVM write: the units of one
-     * transfer share pages. */
-    c.write_cache = 1;
+    spu_os_store_ftl_config(&a, GEO(DIES), GEO(PLANES), GEO(PAGES), page_bytes, &c);
     st.write_through = !a.write_cache;
-    c.gc_policy = a.gc_policy;
     c.ops = &ops;
     const uint32_t need = ftl_mem_bytes(&c), buffers = ftl_buffer_bytes(&c);
     /* SSD memory: the tables, the write buffer, the transfer page, the sink, the metadata. */

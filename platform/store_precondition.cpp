@@ -1,0 +1,260 @@
+#include "platform/store_precondition.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "sw/firmware/ftl/ftl.h"
+
+namespace canopy::platform {
+
+namespace {
+// Bytes of memory as tokens, one per unit: what SSD memory holds before anything is written
+// there (zeros), a fill with 0xFF, or a device unit's bytes (kUnit + unit).
+constexpr uint64_t kZero = 0, kOnes = 1, kUnit = 2;
+// Where the FTL's write buffer and the host's staging unit sit in the token memory: apart,
+// and unit-aligned like SPU-OS's (any addresses do: the FTL only passes them back).
+constexpr uint64_t kBuffers = uint64_t(1) << 40, kStaging = uint64_t(1) << 41;
+
+// One channel's flash and SSD memory as the FTL sees them, a unit's bytes kept as a token.
+// Anything but whole units at unit offsets is a logic error: preconditioning writes whole units,
+// so the FTL never merges part of one.
+struct TokenFlash {
+    const ftl_geometry& g;
+    uint32_t ub, upp;
+    ChannelImage& img;
+    std::unordered_map<uint64_t, uint64_t> mem;  // by unit-aligned address
+
+    uint64_t page_of(const ftl_ppa& a) const {
+        return (uint64_t((a.die * g.planes_per_die + a.plane)) * g.blocks_per_plane + a.block) *
+                   g.pages_per_block +
+               a.page;
+    }
+    uint64_t unit_at(uint64_t addr) const {
+        if (addr % ub) throw std::logic_error("preconditioning: a buffer off a unit boundary");
+        return addr;
+    }
+    uint64_t token(uint64_t addr) const {
+        auto it = mem.find(unit_at(addr));
+        return it == mem.end() ? kZero : it->second;
+    }
+    void units(uint32_t len) const {
+        if (len % ub) throw std::logic_error("preconditioning: a transfer of part of a unit");
+    }
+    int program(const ftl_ppa& a, uint64_t buf, const uint32_t* meta, uint32_t words) {
+        ChannelImage::Page& p = img.pages[page_of(a)];
+        if (!p.meta.empty()) throw std::logic_error("preconditioning: a page programmed twice");
+        p.meta.assign(meta, meta + words);
+        for (uint32_t s = 0; s < upp; ++s) p.tokens.push_back(token(buf + uint64_t(s) * ub));
+        ++img.programs;
+        return FTL_OK;
+    }
+    int read(const ftl_ppa& a, uint64_t buf, uint32_t off, uint32_t len, uint32_t* meta,
+             uint32_t words) {
+        auto it = img.pages.find(page_of(a));
+        if (it == img.pages.end()) {
+            std::fill_n(meta, words, 0xFFFFFFFFu);  // erased
+        } else {
+            std::copy_n(it->second.meta.begin(), words, meta);
+        }
+        units(off);
+        units(len);
+        for (uint32_t s = off / ub; s < (off + len) / ub; ++s)
+            mem[unit_at(buf + uint64_t(s - off / ub) * ub)] =
+                it == img.pages.end() ? kOnes : it->second.tokens.at(s);
+        return FTL_OK;
+    }
+    int erase(uint32_t die, uint32_t plane, uint32_t block) {
+        const uint32_t b = (die * g.planes_per_die + plane) * g.blocks_per_plane + block;
+        const uint64_t first = uint64_t(b) * g.pages_per_block;
+        img.pages.erase(img.pages.lower_bound(first),
+                        img.pages.lower_bound(first + g.pages_per_block));
+        ++img.erases[b];
+        return FTL_OK;
+    }
+    void copy(uint64_t dst, uint64_t src, uint32_t len) {
+        units(len);
+        for (uint32_t i = 0; i < len; i += ub) mem[unit_at(dst + i)] = token(src + i);
+    }
+    void fill(uint64_t dst, uint8_t byte, uint32_t len) {
+        units(len);
+        if (byte != 0xFF) throw std::logic_error("preconditioning: a fill other than 0xFF");
+        for (uint32_t i = 0; i < len; i += ub) mem[unit_at(dst + i)] = kOnes;
+    }
+};
+
+TokenFlash& of(void* ctx) { return *static_cast<TokenFlash*>(ctx); }
+
+const ftl_ops kTokenOps = {
+    [](void* c, const ftl_ppa* a, uint64_t buf, const uint32_t* meta, uint32_t words) {
+        return of(c).program(*a, buf, meta, words);
+    },
+    [](void* c, const ftl_ppa* a, uint64_t buf, uint32_t off, uint32_t len, uint32_t* meta,
+       uint32_t words) { return of(c).read(*a, buf, off, len, meta, words); },
+    [](void* c, uint32_t die, uint32_t plane, uint32_t block) {
+        return of(c).erase(die, plane, block);
+    },
+    [](void* c, uint64_t dst, uint64_t src, uint32_t len) { of(c).copy(dst, src, len); },
+    [](void* c, uint64_t dst, uint8_t byte, uint32_t len) { of(c).fill(dst, byte, len); },
+    nullptr,
+    nullptr,
+    nullptr,
+};
+
+void check_ftl(int rc, uint32_t channel, const char* what) {
+    if (rc != FTL_OK)
+        throw std::runtime_error("preconditioning: channel " + std::to_string(channel) +
+                                 "'s FTL failed its " + what + " (" + std::to_string(rc) + ")");
+}
+}  // namespace
+
+Precondition Precondition::parse(const std::string& text, const std::string& input) {
+    Precondition p;
+    if (text == "seq") return p;
+    if (text == "rand") {
+        p.fill = Fill::Random;
+        return p;
+    }
+    std::string digits = text;
+    if (!digits.empty() && digits.back() == '%') digits.pop_back();
+    const bool number =
+        !digits.empty() && digits.size() <= 3 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const unsigned v = number ? unsigned(std::stoul(digits)) : 0;
+    if (!number || v < 1 || v > 100)
+        throw InputError(input, "--precondition",
+                         "'" + text + "' is not seq, rand or a percentage from 1 to 100");
+    p.percent = v;
+    return p;
+}
+
+std::string Precondition::name() const {
+    if (fill == Fill::Random) return "rand";
+    return percent == 100 ? "seq" : std::to_string(percent) + "%";
+}
+
+std::vector<uint64_t> Precondition::units(uint64_t device_units, uint64_t seed) const {
+    const uint64_t n = fill == Fill::Random ? device_units : device_units * percent / 100;
+    std::vector<uint64_t> v(n);
+    for (uint64_t i = 0; i < n; ++i) v[i] = i;
+    if (fill == Fill::Random) {
+        core::Rng rng(core::derive_seed(seed, "precondition"));
+        std::uniform_int_distribution<uint64_t> pick(0, device_units - 1);
+        for (uint64_t i = 0; i < device_units; ++i) v.push_back(pick(rng));
+    }
+    return v;
+}
+
+void precondition_bytes(uint64_t offset, uint8_t* out, uint32_t n) {
+    for (uint32_t i = 0; i + 8 <= n; i += 8) {
+        const uint64_t w = offset + i;
+        for (int b = 0; b < 8; ++b) out[i + b] = uint8_t(w >> (8 * b));  // little-endian
+    }
+}
+
+StorePreconditioner::StorePreconditioner(Platform& p, const sw::BlockGeometry& geo)
+    : platform_(p), geo_(geo) {
+    const nand::Geometry& n = p.cfg.nand.geometry;
+    const uint32_t page = n.page_bytes, unit = p.cfg.ssd.store.unit_bytes;
+    unit_bytes_ = unit ? unit : page;
+    upp_ = page / unit_bytes_;
+    pages_per_block_ = n.wordlines_per_block;
+}
+
+uint64_t StorePreconditioner::device_units() const { return geo_.device_bytes() / unit_bytes_; }
+
+std::vector<ChannelImage> StorePreconditioner::run(const std::vector<uint64_t>& units) const {
+    const nand::Geometry& n = platform_.cfg.nand.geometry;
+    const sw::StoreConfig& store = platform_.cfg.ssd.store;
+    std::vector<ChannelImage> images(geo_.spus);
+    // Each SPU's writes in the order the sequence gives them (its FTL sees only its own).
+    std::vector<std::vector<std::pair<uint32_t, uint64_t>>> writes(geo_.spus);  // (lpn, unit)
+    for (uint64_t u : units) {
+        const sw::BlockGeometry::Location l = geo_.locate(u * unit_bytes_);
+        const uint64_t x = l.nvm - uint64_t(l.spu) * geo_.bank_bytes;
+        writes[l.spu].emplace_back(uint32_t(x / unit_bytes_), u);
+    }
+    for (uint32_t c = 0; c < geo_.spus; ++c) {
+        ftl_config cfg = store.ftl(n.dies_per_channel, n.planes_per_die, n.wordlines_per_block,
+                                   n.page_bytes, geo_.bank_bytes);
+        TokenFlash flash{cfg.geo, unit_bytes_, upp_, images[c], {}};
+        std::vector<uint32_t> tables((ftl_mem_bytes(&cfg) + 3) / 4);
+        cfg.ops = &kTokenOps;
+        cfg.ctx = &flash;
+        cfg.mem = tables.data();
+        cfg.mem_bytes = uint32_t(tables.size() * 4);
+        cfg.buffers = kBuffers;
+        struct ftl f;
+        // What SPU-OS does at STORE_ATTACH on a fresh channel, then for each 4 KiB NVM write.
+        check_ftl(store.format ? ftl_format(&f, &cfg) : ftl_mount(&f, &cfg), c, "mount");
+        for (const auto& [lpn, unit] : writes[c]) {
+            flash.mem[kStaging] = kUnit + unit;
+            check_ftl(ftl_write(&f, lpn, kStaging, 0, unit_bytes_), c, "write");
+            if (!store.write_cache) check_ftl(ftl_flush(&f), c, "flush");
+        }
+        check_ftl(ftl_flush(&f), c, "flush");
+        struct ftl_stats st;
+        ftl_stats(&f, &st);
+        images[c].host_writes = st.host_writes;
+        images[c].gc_victims = st.gc_victims;
+        images[c].gc_copies = st.gc_copies;
+    }
+    return images;
+}
+
+void StorePreconditioner::locate(uint32_t b, uint32_t& die, uint32_t& plane,
+                                 uint32_t& block) const {
+    const nand::Geometry& n = platform_.cfg.nand.geometry;
+    const uint32_t bpp = platform_.cfg.ssd.store.blocks_per_plane;
+    block = b % bpp;
+    plane = (b / bpp) % n.planes_per_die;
+    die = b / bpp / n.planes_per_die;
+}
+
+std::vector<uint8_t> StorePreconditioner::page_bytes(uint32_t channel, uint64_t page,
+                                                     const ChannelImage::Page& img) const {
+    const nand::Geometry& n = platform_.cfg.nand.geometry;
+    const ssd::FlashController& ctl = *platform_.device.ssd.flash.at(channel);
+    std::vector<uint8_t> bytes(n.page_total_bytes(), 0xFF);
+    for (uint32_t s = 0; s < upp_; ++s) {
+        uint8_t* at = bytes.data() + size_t(s) * unit_bytes_;
+        const uint64_t t = img.tokens.at(s);
+        if (t == kZero || t == kOnes)
+            std::memset(at, t == kZero ? 0x00 : 0xFF, unit_bytes_);
+        else
+            precondition_bytes((t - kUnit) * unit_bytes_, at, unit_bytes_);
+    }
+    uint8_t* meta = bytes.data() + ctl.meta_offset();
+    std::memset(meta, 0, ctl.meta_bytes());
+    std::memcpy(meta, img.meta.data(), std::min<size_t>(img.meta.size() * 4, ctl.meta_bytes()));
+    uint32_t die, plane, block;
+    locate(uint32_t(page / pages_per_block_), die, plane, block);
+    ctl.encode_page(die, plane, block, uint32_t(page % pages_per_block_), bytes.data());
+    return bytes;
+}
+
+void StorePreconditioner::apply(const std::vector<ChannelImage>& images) const {
+    static const nand::CellMode kModes[] = {nand::CellMode::Slc, nand::CellMode::Mlc,
+                                            nand::CellMode::Tlc};
+    const nand::CellMode mode = kModes[platform_.cfg.ssd.store.attach(geo_.bank_bytes).cell_mode];
+    for (uint32_t c = 0; c < images.size(); ++c) {
+        uint32_t die, plane, block;
+        for (const auto& [b, times] : images[c].erases) {
+            locate(b, die, plane, block);
+            nand::Plane& pl = platform_.nand.die(c, die).plane(plane);
+            for (uint32_t i = 0; i < times; ++i) pl.erase(block);
+        }
+        for (const auto& [page, img] : images[c].pages) {
+            locate(uint32_t(page / pages_per_block_), die, plane, block);
+            const std::vector<uint8_t> bytes = page_bytes(c, page, img);
+            platform_.nand.die(c, die).plane(plane).program_image(
+                block, uint32_t(page % pages_per_block_), mode, nand::Scramble::Controller,
+                bytes.data(), bytes.size(), 0.0);
+        }
+    }
+}
+
+}  // namespace canopy::platform

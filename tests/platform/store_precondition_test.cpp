@@ -1,0 +1,169 @@
+// Preconditioning of the flash store (platform/store_precondition): the NAND it leaves is the
+// NAND the timed path leaves for the same writes (the host writing 4 KiB units through Base-IO,
+// SPU-OS's FTL on the SPUs, the flash controllers), page for page and bit for bit, P/E counts
+// included; and SPU-OS mounts it and reads back what was written. Each test is its own process.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "platform/store_precondition.hpp"
+#include "platform/willow_stack.hpp"
+#include "sw/firmware/apps/block_io_abi.h"
+#include "sw/host/block_io.hpp"
+#include "sw/host/kernel_hres.hpp"
+#include "sw/host/willow_apps.hpp"
+#include "sw/host/willow_driver.hpp"
+#include "willow_machine.hpp"
+
+namespace canopy::platform {
+namespace {
+
+#ifdef CANOPY_FIRMWARE_DIR
+using namespace willow_test;
+
+constexpr unsigned kSpus = 2;
+constexpr uint32_t kBaseIo = 2;
+
+// Two SPUs, each on a channel of one die (two planes), the FTL on 6 blocks per plane: a device
+// of a few MiB that GC has to work on.
+struct PreconditionMachine : WillowMachine {
+    sw::BlockGeometry geo;
+    std::unique_ptr<sw::WillowDriver> driver;
+    std::unique_ptr<sw::KernelHres> hres;
+    bool done = false;
+
+    PreconditionMachine()
+        : WillowMachine(kSpus, [](PlatformConfig& c) {
+              c.nand.geometry.channels = kSpus;
+              c.ssd.store.flash = true;
+              c.ssd.store.blocks_per_plane = 6;
+              c.ssd.store.esp_blocks = 0;
+              c.ssd.store.gc_free_blocks = 2;
+          }) {
+        const nand::Geometry& n = cfg.nand.geometry;
+        geo.spus = kSpus;
+        geo.bank_bytes = ssd().dram.bank_bytes();
+        geo.stripe_bytes = BLOCK_IO_STRIPE_BYTES;
+        geo.store_bytes =
+            cfg.ssd.store.spu_bytes(n.dies_per_channel, n.planes_per_die, n.wordlines_per_block,
+                                    n.page_bytes, geo.bank_bytes, geo.stripe_bytes);
+        driver = std::make_unique<sw::WillowDriver>(platform->device.willow_device());
+        hres = std::make_unique<sw::KernelHres>(*driver, kBaseIo, geo);
+    }
+    // Core 0 in the kernel's role: attach (mount) the store, install Base-IO, then `body` with
+    // the block device; the simulation runs until it is done.
+    void run(const std::function<void(sw::BlockIo&, sw::WillowApps&)>& body) {
+        auto& proc = platform->host.kernel.create_process("kernel");
+        platform->host.cores[0]->run(proc, [&](host::HostCore& cpu) {
+            try {
+                sw::WillowApps& apps = hres->boot(cpu);
+                apps.attach_store(cfg.ssd.store, geo.bank_bytes);
+                apps.install(firmware("app_base_io"), kBaseIo, WillowStack::kBaseIoSlot);
+                body(*hres->on(cpu).base_io, apps);
+                done = true;
+            } catch (const host::HostFault& e) {
+                ADD_FAILURE() << e.what();
+            }
+        });
+        for (int i = 0; i < 600 && !done; ++i)
+            sc_core::sc_start(sc_core::sc_time(50, sc_core::SC_MS));
+        ASSERT_TRUE(done) << "the kernel program did not finish";
+    }
+};
+
+// The writes: the device in order, then three times as many 4 KiB writes to random units, so
+// that GC reclaims many blocks.
+std::vector<uint64_t> sequence(const StorePreconditioner& pre) {
+    const Precondition rand = Precondition::parse("rand", "test");
+    const uint64_t n = pre.device_units();
+    std::vector<uint64_t> v = rand.units(n, 11);
+    for (uint64_t seed : {12, 13}) {
+        const std::vector<uint64_t> more = rand.units(n, seed);
+        v.insert(v.end(), more.begin() + n, more.end());  // its random part
+    }
+    return v;
+}
+
+// The NAND array of `m` holds exactly `images`: each FTL block erased as often, each page the
+// image has programmed with its bytes (data, metadata, parity), every other page erased.
+void expect_nand_holds(PreconditionMachine& m, const StorePreconditioner& pre,
+                       const std::vector<ChannelImage>& images) {
+    const nand::Geometry& g = m.cfg.nand.geometry;
+    const uint32_t bpp = m.cfg.ssd.store.blocks_per_plane;
+    uint64_t pages = 0, erases = 0;
+    for (uint32_t c = 0; c < kSpus; ++c) {
+        const ChannelImage& img = images[c];
+        for (uint32_t b = 0; b < g.dies_per_channel * g.planes_per_die * bpp; ++b) {
+            uint32_t die, plane, block;
+            pre.locate(b, die, plane, block);
+            const nand::Plane& pl = m.platform->nand.die(c, die).plane(plane);
+            const auto e = img.erases.find(b);
+            EXPECT_EQ(pl.pe_cycles(block), e == img.erases.end() ? 0u : e->second)
+                << "channel " << c << " block " << b;
+            erases += pl.pe_cycles(block);
+            for (uint32_t wl = 0; wl < g.wordlines_per_block; ++wl) {
+                const nand::PageState* ps = pl.page(block, wl);
+                const auto it = img.pages.find(uint64_t(b) * g.wordlines_per_block + wl);
+                const bool programmed = ps && ps->mode != nand::CellMode::Erased;
+                ASSERT_EQ(programmed, it != img.pages.end())
+                    << "channel " << c << " block " << b << " page " << wl;
+                if (!programmed) continue;
+                ++pages;
+                EXPECT_EQ(ps->mode, nand::CellMode::Tlc);
+                EXPECT_EQ(ps->scramble, nand::Scramble::Controller);
+                const std::vector<uint8_t> want = pre.page_bytes(c, it->first, it->second);
+                ASSERT_EQ(std::memcmp(ps->data.get(), want.data(), want.size()), 0)
+                    << "channel " << c << " block " << b << " page " << wl;
+            }
+        }
+    }
+    EXPECT_GT(pages, 0u);
+    EXPECT_GT(erases, 0u);
+}
+
+TEST(StorePrecondition, LeavesTheNandTheTimedWritesLeave) {
+    PreconditionMachine m;
+    const StorePreconditioner pre(*m.platform, m.geo);
+    const std::vector<uint64_t> units = sequence(pre);
+    const uint32_t ub = pre.unit_bytes();
+    ASSERT_EQ(ub, 4096u);
+    ASSERT_GT(pre.device_units(), 1000u);
+    m.run([&](sw::BlockIo& io, sw::WillowApps& apps) {
+        std::vector<uint8_t> buf(ub);
+        for (uint64_t u : units) {
+            precondition_bytes(u * ub, buf.data(), ub);
+            io.write(u * ub, buf.data(), ub);
+        }
+        apps.flush_store();
+    });
+    const std::vector<ChannelImage> images = pre.run(units);
+    for (const ChannelImage& img : images)
+        EXPECT_GT(img.gc_victims, 10u) << "little GC: a weak comparison";
+    expect_nand_holds(m, pre, images);
+}
+
+TEST(StorePrecondition, SpuOsMountsItAndReadsWhatWasWritten) {
+    PreconditionMachine m;
+    const StorePreconditioner pre(*m.platform, m.geo);
+    const std::vector<ChannelImage> images = pre.run(sequence(pre));
+    pre.apply(images);
+    expect_nand_holds(m, pre, images);
+    const uint32_t ub = pre.unit_bytes();
+    const uint64_t n = pre.device_units();
+    m.run([&](sw::BlockIo& io, sw::WillowApps& apps) {
+        std::vector<uint8_t> got(ub), want(ub);
+        for (uint64_t u = 0; u < n; u += 37) {  // units on both SPUs, all over each store
+            io.read(u * ub, got.data(), ub);
+            precondition_bytes(u * ub, want.data(), ub);
+            ASSERT_EQ(got, want) << "device unit " << u;
+        }
+        // The FTL's map was rebuilt from the pages: no unit was lost.
+        uint64_t programs = 0;
+        for (uint32_t s = 0; s < kSpus; ++s) programs += apps.stat(s, SPU_OS_STAT_STORE_PROGRAMS);
+        EXPECT_EQ(programs, 0u) << "mounting and reading programs nothing";
+    });
+}
+#endif
+
+}  // namespace
+}  // namespace canopy::platform
