@@ -214,11 +214,10 @@ void StorePreconditioner::locate(uint32_t b, uint32_t& die, uint32_t& plane,
     die = b / bpp / n.planes_per_die;
 }
 
-std::vector<uint8_t> StorePreconditioner::page_bytes(uint32_t channel, uint64_t page,
-                                                     const ChannelImage::Page& img) const {
-    const nand::Geometry& n = platform_.cfg.nand.geometry;
+std::vector<uint8_t> StorePreconditioner::image_bytes(uint32_t channel,
+                                                      const ChannelImage::Page& img) const {
     const ssd::FlashController& ctl = *platform_.device.ssd.flash.at(channel);
-    std::vector<uint8_t> bytes(n.page_total_bytes(), 0xFF);
+    std::vector<uint8_t> bytes(platform_.cfg.nand.geometry.page_total_bytes(), 0xFF);
     for (uint32_t s = 0; s < upp_; ++s) {
         uint8_t* at = bytes.data() + size_t(s) * unit_bytes_;
         const uint64_t t = img.tokens.at(s);
@@ -230,9 +229,16 @@ std::vector<uint8_t> StorePreconditioner::page_bytes(uint32_t channel, uint64_t 
     uint8_t* meta = bytes.data() + ctl.meta_offset();
     std::memset(meta, 0, ctl.meta_bytes());
     std::memcpy(meta, img.meta.data(), std::min<size_t>(img.meta.size() * 4, ctl.meta_bytes()));
+    return bytes;
+}
+
+std::vector<uint8_t> StorePreconditioner::page_bytes(uint32_t channel, uint64_t page,
+                                                     const ChannelImage::Page& img) const {
+    std::vector<uint8_t> bytes = image_bytes(channel, img);
     uint32_t die, plane, block;
     locate(uint32_t(page / pages_per_block_), die, plane, block);
-    ctl.encode_page(die, plane, block, uint32_t(page % pages_per_block_), bytes.data());
+    platform_.device.ssd.flash.at(channel)->encode_page(
+        die, plane, block, uint32_t(page % pages_per_block_), bytes.data());
     return bytes;
 }
 
@@ -247,12 +253,12 @@ void StorePreconditioner::apply(const std::vector<ChannelImage>& images) const {
             nand::Plane& pl = platform_.nand.die(c, die).plane(plane);
             for (uint32_t i = 0; i < times; ++i) pl.erase(block);
         }
+        ssd::FlashController& ctl = *platform_.device.ssd.flash.at(c);
         for (const auto& [page, img] : images[c].pages) {
             locate(uint32_t(page / pages_per_block_), die, plane, block);
-            const std::vector<uint8_t> bytes = page_bytes(c, page, img);
-            platform_.nand.die(c, die).plane(plane).program_image(
-                block, uint32_t(page % pages_per_block_), mode, nand::Scramble::Controller,
-                bytes.data(), bytes.size(), 0.0);
+            std::vector<uint8_t> bytes = image_bytes(c, img);
+            ctl.preload_page(platform_.nand.die(c, die).plane(plane), die, plane, block,
+                             uint32_t(page % pages_per_block_), mode, bytes.data());
         }
     }
 }

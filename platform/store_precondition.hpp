@@ -8,6 +8,8 @@
 // at boot as after a power cycle. For the same write sequence the NAND holds exactly what the
 // timed path (the host writing through Base-IO, SPU-OS's FTL, the flash controller) leaves
 // after a flush, page for page and bit for bit; only the pages' program times differ (0 s here).
+// With a timing-only array (nand.functional=false) the pages are marked programmed and only
+// their metadata is kept (ssd::FlashController), so a whole device costs little memory.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +71,9 @@ class StorePreconditioner {
     void locate(uint32_t ftl_block, uint32_t& die, uint32_t& plane, uint32_t& block) const;
 
   private:
+    // The page before the controller: the units' bytes, and the metadata at its offset.
+    std::vector<uint8_t> image_bytes(uint32_t channel, const ChannelImage::Page& img) const;
+
     Platform& platform_;
     sw::BlockGeometry geo_;
     uint32_t unit_bytes_, upp_, pages_per_block_;

@@ -23,11 +23,6 @@ namespace {
 bool store_on_flash(Platform& p) {
     const WillowConfig& w = p.cfg.ssd;
     if (!w.store.flash) return false;
-    if (!p.cfg.nand.functional)
-        throw InputError("config", "ssd.store.flash",
-                         "the store on the flash needs a functional NAND array (nand.functional="
-                         "false keeps no data for the FTL to read back); set ssd.store.flash="
-                         "false to store in SSD memory");
     if (p.device.ssd.flash.size() < p.device.ssd.spus.size())
         throw InputError("config", "ssd.store.flash",
                          "the store on the flash needs a NAND channel per SPU (nand.geometry."
@@ -423,7 +418,8 @@ std::unique_ptr<sw::FlashCache> WillowStack::flash_cache(host::HostCore& cpu, ui
 // The app keeps FC_UNITS planes per SPU and a 64-bit wordline map: larger channels go without.
 bool WillowStack::has_flash_cosmos() const {
     const sw::FcGeometry g = flash_cosmos_geometry();
-    return displaced_by(kFlashCosmosSlot).empty() && on_flash &&
+    // In-flash computing needs the pages' bits: not with a timing-only array.
+    return displaced_by(kFlashCosmosSlot).empty() && on_flash && platform.cfg.nand.functional &&
            platform.cfg.ssd.store.esp_blocks > 0 && g.units() <= FC_UNITS &&
            g.wordlines <= FC_MAX_WORDLINES && g.page_bytes <= 0xFFFF;
 }

@@ -66,6 +66,11 @@ class WillowScenario {
     void transfers(host::HostCore& cpu);
     // The key-value session's and the transfers' lines and statistics.
     bool report_apps(std::ostream& out, core::StatsRegistry& stats) const;
+    // Whether what is read back can be checked: not from a store on a timing-only array, which
+    // reads as zeros (its data is then reported kNotChecked).
+    bool data_kept() const { return platform_.cfg.nand.functional || !stack_->on_flash; }
+    static constexpr const char* kNotChecked =
+        "not checked (timing-only array: nand.functional=false keeps no data)";
 
     platform::Platform& platform_;
     std::unique_ptr<platform::WillowStack> stack_;

@@ -421,6 +421,10 @@ void FlashController::run(Run& r) {
         case FlashOpcode::Erase:
             nand::seq::erase(ext_, codec_, pages(c));
             issue(r, nullptr, 0, r.t);
+            if (r.out.status == FlashStatus::Ok && !nand_cfg_.functional)
+                for (uint32_t p = 0; p < c.planes; ++p)
+                    for (uint32_t w = 0; w < nand_cfg_.geometry.wordlines_per_block; ++w)
+                        spare_.erase(spare_key(c.die, c.plane + p, c.block, w));
             break;
         case FlashOpcode::Mws:
         case FlashOpcode::Xor:
@@ -568,7 +572,13 @@ sc_time FlashController::transfer_page(Run& r, uint32_t plane, uint32_t page_no,
         decode_codeword(r, meta_code_, meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
         errors = r.out.corrected_bits + r.out.uncorrectable_codewords != before;
     } else {
-        std::memset(page + meta_offset_, 0xFF, cfg_.meta_bytes);
+        // Timing only: the data reads as zeros; the metadata is what the program left.
+        std::memset(page + c.column, 0, c.length);
+        const auto it = spare_.find(spare_key(c.die, plane, c.block, page_no));
+        if (it == spare_.end())
+            std::memset(page + meta_offset_, 0xFF, cfg_.meta_bytes);
+        else
+            std::memcpy(page + meta_offset_, it->second.data(), cfg_.meta_bytes);
     }
     if (index == 0)
         std::memcpy(&r.out.meta, page + meta_offset_, std::min<uint32_t>(8, cfg_.meta_bytes));
@@ -652,6 +662,34 @@ void FlashController::program(Run& r) {
     nand::seq::program(ext_, codec_, pages(c), c.mode,
                        c.raw ? nand::Scramble::None : nand::Scramble::Controller, total);
     issue(r, r.buf.data(), total * c.planes, loaded);
+    if (r.out.status != FlashStatus::Ok || nand_cfg_.functional || c.raw) return;
+    for (uint32_t p = 0; p < c.planes; ++p)
+        keep_spare(c.die, c.plane + p, c.block, c.page,
+                   r.buf.data() + size_t(p) * total + meta_offset_);
+}
+
+uint64_t FlashController::spare_key(uint32_t die, uint32_t plane, uint32_t block,
+                                    uint32_t page) const {
+    const nand::Geometry& g = nand_cfg_.geometry;
+    return ((uint64_t(die) * g.planes_per_die + plane) * g.blocks_per_plane + block) *
+               g.wordlines_per_block +
+           page;
+}
+
+void FlashController::keep_spare(uint32_t die, uint32_t plane, uint32_t block, uint32_t page,
+                                 const uint8_t* meta) {
+    spare_[spare_key(die, plane, block, page)].assign(meta, meta + cfg_.meta_bytes);
+}
+
+void FlashController::preload_page(nand::Plane& target, uint32_t die, uint32_t plane,
+                                   uint32_t block, uint32_t page_no, nand::CellMode mode,
+                                   uint8_t* page) {
+    if (nand_cfg_.functional)
+        encode_page(die, plane, block, page_no, page);
+    else
+        keep_spare(die, plane, block, page_no, page + meta_offset_);
+    target.program_image(block, page_no, mode, nand::Scramble::Controller, page,
+                         nand_cfg_.geometry.page_total_bytes(), 0.0);
 }
 
 void FlashController::latch_op(Run& r) {

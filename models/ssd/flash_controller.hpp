@@ -11,6 +11,9 @@
 //     the map can be rebuilt after a crash;
 //   - raw pages (operands for in-flash computing, written with ESP) are neither randomised nor
 //     encoded, and MWS or XOR results leave the latches raw: no code survives an AND of pages.
+//   With a timing-only array (nand.functional=false) nothing is encoded and data reads as
+//   zeros; the controller keeps each normal page's metadata itself, so that an FTL still finds
+//   what it wrote there.
 //   An uncorrectable codeword fails the command (status `uncorrectable`); its bytes still go to
 //   memory, but firmware is told, never handed bad data as good.
 //
@@ -28,6 +31,7 @@
 #include <string>
 #include <systemc>
 #include <tlm>
+#include <unordered_map>
 #include <vector>
 
 #include "core/config.hpp"
@@ -36,6 +40,7 @@
 #include "nand/address.hpp"
 #include "nand/command.hpp"
 #include "nand/config.hpp"
+#include "nand/plane.hpp"
 #include "nand/reliability.hpp"
 #include "ssd/bitwise_accelerator.hpp"
 #include "ssd/ecc_engine.hpp"
@@ -143,6 +148,10 @@ class FlashController : public sc_core::sc_module {
     // in place for (die, plane, block, page_no). Preconditioning programs pages through it.
     void encode_page(uint32_t die, uint32_t plane, uint32_t block, uint32_t page_no,
                      uint8_t* page) const;
+    // Preconditioning's way in: the page put on `target` (die, plane) as a program leaves it,
+    // without time: encoded (functional), or only its metadata kept (timing only).
+    void preload_page(nand::Plane& target, uint32_t die, uint32_t plane, uint32_t block,
+                      uint32_t page_no, nand::CellMode mode, uint8_t* page);
     uint32_t meta_offset() const { return meta_offset_; }
     uint32_t meta_bytes() const { return cfg_.meta_bytes; }
 
@@ -176,6 +185,13 @@ class FlashController : public sc_core::sc_module {
     void on_pop(const core::RegisterAccess& a);
     void update_irq(const sc_core::sc_time& at);
     void irq_thread();
+
+    // Timing only (nand.functional=false): the dies keep no bytes, so the controller keeps
+    // each normal page's metadata for the FTL, as the spare area would (by spare_key).
+    uint64_t spare_key(uint32_t die, uint32_t plane, uint32_t block, uint32_t page) const;
+    void keep_spare(uint32_t die, uint32_t plane, uint32_t block, uint32_t page,
+                    const uint8_t* meta);
+    std::unordered_map<uint64_t, std::vector<uint8_t>> spare_;
 
     uint32_t channel_;
     const nand::NandConfig& nand_cfg_;

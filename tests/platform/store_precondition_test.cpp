@@ -32,8 +32,9 @@ struct PreconditionMachine : WillowMachine {
     std::unique_ptr<sw::KernelHres> hres;
     bool done = false;
 
-    PreconditionMachine()
-        : WillowMachine(kSpus, [](PlatformConfig& c) {
+    explicit PreconditionMachine(bool functional = true)
+        : WillowMachine(kSpus, [functional](PlatformConfig& c) {
+              c.nand.functional = functional;
               c.nand.geometry.channels = kSpus;
               c.ssd.store.flash = true;
               c.ssd.store.blocks_per_plane = 6;
@@ -161,6 +162,32 @@ TEST(StorePrecondition, SpuOsMountsItAndReadsWhatWasWritten) {
         uint64_t programs = 0;
         for (uint32_t s = 0; s < kSpus; ++s) programs += apps.stat(s, SPU_OS_STAT_STORE_PROGRAMS);
         EXPECT_EQ(programs, 0u) << "mounting and reading programs nothing";
+    });
+}
+
+// A timing-only array keeps no page bytes, but the controller keeps each page's metadata: SPU-OS
+// mounts the preconditioned half of the device from it. Mapped units read as the documented
+// zeros, the never-written half as the FTL's 0xFF; no page holds data.
+TEST(StorePrecondition, TimingOnlyKeepsTheMetadataTheFtlMountsFrom) {
+    PreconditionMachine m(false);
+    const StorePreconditioner pre(*m.platform, m.geo);
+    const uint64_t n = pre.device_units();
+    pre.apply(pre.run(Precondition::parse("50", "test").units(n, 1)));
+    for (uint32_t c = 0; c < kSpus; ++c)
+        for (uint32_t p = 0; p < m.cfg.nand.geometry.planes_per_die; ++p) {
+            const nand::Plane& pl = m.platform->nand.die(c, 0).plane(p);
+            ASSERT_NE(pl.page(0, 0), nullptr);
+            EXPECT_EQ(pl.page(0, 0)->mode, nand::CellMode::Tlc);
+            EXPECT_EQ(pl.page(0, 0)->data, nullptr);
+        }
+    const uint32_t ub = pre.unit_bytes();
+    m.run([&](sw::BlockIo& io, sw::WillowApps&) {
+        std::vector<uint8_t> got(ub);
+        for (uint64_t u = 0; u < n; u += 29) {
+            io.read(u * ub, got.data(), ub);
+            const uint8_t want = u < n / 2 ? 0x00 : 0xFF;
+            ASSERT_EQ(got, std::vector<uint8_t>(ub, want)) << "device unit " << u;
+        }
     });
 }
 #endif

@@ -179,6 +179,22 @@ TEST(Fio, PreconditioningLeavesAFullStoreThatNeedsGc) {
     EXPECT_EQ(fresh.fio["canopy"]["gc"]["victims"], 0);
 }
 
+// The FTL decides from the pages' metadata alone, which a timing-only array still keeps: at
+// queue depth 1 (the same order of writes) it programs, collects and copies exactly what it
+// does on the functional array, while no page data is kept.
+TEST(Fio, TimingOnlyArrayRunsTheSameFtl) {
+    const std::string job = "[w]\nrw=randwrite\nbs=4k\niodepth=1\nnumber_ios=3000\n";
+    const FioResult f = run_fio("fio-functional", job, "--precondition rand");
+    const FioResult t =
+        run_fio("fio-timing", job, "--precondition rand --set nand.functional=false");
+    if (f.fio.is_null() || t.fio.is_null()) return;
+    EXPECT_EQ(t.stats["functional"], false);
+    EXPECT_EQ(t.fio["canopy"]["precondition"], f.fio["canopy"]["precondition"]);
+    EXPECT_EQ(t.fio["canopy"]["write_amplification"], f.fio["canopy"]["write_amplification"]);
+    EXPECT_EQ(t.fio["canopy"]["gc"], f.fio["canopy"]["gc"]);
+    EXPECT_GT(t.fio["canopy"]["gc"]["victims"].get<uint64_t>(), 0u);
+}
+
 TEST(Fio, BadJobFilesAndUnrunnableJobsExitTwoNamingThePlace) {
     const std::string d = scratch("fio-bad");
     auto expect = [&](const std::string& job, const std::string& words,
