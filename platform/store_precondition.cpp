@@ -142,8 +142,10 @@ std::vector<uint64_t> Precondition::units(uint64_t device_units, uint64_t seed) 
     for (uint64_t i = 0; i < n; ++i) v[i] = i;
     if (fill == Fill::Random) {
         core::Rng rng(core::derive_seed(seed, "precondition"));
-        std::uniform_int_distribution<uint64_t> pick(0, device_units - 1);
-        for (uint64_t i = 0; i < device_units; ++i) v.push_back(pick(rng));
+        // uniform01, not a std:: distribution: the same units on every standard library.
+        for (uint64_t i = 0; i < device_units; ++i)
+            v.push_back(std::min(device_units - 1,
+                                 uint64_t(core::uniform01(rng) * double(device_units))));
     }
     return v;
 }
