@@ -2,6 +2,9 @@
 // willow_run.hpp.
 #include "app/willow_run.hpp"
 
+#include <cstdio>
+#include <iostream>
+
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "scenarios/willow_session.hpp"
@@ -34,7 +37,16 @@ void WillowRun::build() {
     platform::WillowStackConfig sc;
     sc.firmware_dir = cfg.scenario.firmware_dir;
     stack = std::make_unique<platform::WillowStack>(*platform, sc);
-    if (precondition_) stack->precondition(*precondition_, cfg.sim.seed);
+    if (precondition_) {
+        stack->precondition(*precondition_, cfg.sim.seed);
+        if (!run_.quiet) {  // host time, so not in the reports (same seed, same bytes)
+            char line[160];
+            std::snprintf(line, sizeof line, "%s: preconditioned (%s) in %.2f s of host time\n",
+                          command_.c_str(), stack->preconditioned->fill.c_str(),
+                          stack->preconditioned->wall_s);
+            std::cerr << line;
+        }
+    }
     stack->start_kernel(kKernelCore);
 }
 
