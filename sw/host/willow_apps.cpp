@@ -304,9 +304,9 @@ uint64_t StoreConfig::spu_bytes(uint32_t dies, uint32_t planes, uint32_t pages_p
                          "the FTL offers no store with " + std::to_string(blocks_per_plane) +
                              " blocks per plane, " + std::to_string(gc_free_blocks) +
                              " GC blocks, " + std::to_string(esp_blocks) + " ESP blocks and " +
-                             std::to_string(op_permille) + " permille over-provisioning on " +
-                             std::to_string(dies) + " dies x " + std::to_string(planes) +
-                             " planes");
+                             std::to_string(op_permille) + " permille over-provisioning and " +
+                             std::to_string(unit) + " B units on " + std::to_string(dies) +
+                             " dies x " + std::to_string(planes) + " planes");
     return bytes;
 }
 
