@@ -1,8 +1,12 @@
 #include "platform/store_precondition.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -104,6 +108,29 @@ const ftl_ops kTokenOps = {
     nullptr,
 };
 
+// fn(c) for every channel c < n, on as many threads as the host has cores: the channels share
+// nothing (each its FTL, image, controller and dies), so the result is the same in any order.
+void for_each_channel(uint32_t n, const std::function<void(uint32_t)>& fn) {
+    std::atomic<uint32_t> next{0};
+    std::vector<std::exception_ptr> failed(n);
+    auto work = [&] {
+        for (uint32_t c = next++; c < n; c = next++) {
+            try {
+                fn(c);
+            } catch (...) {
+                failed[c] = std::current_exception();
+            }
+        }
+    };
+    const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> threads(n > 1 ? std::min(n, cores) - 1 : 0);
+    for (std::thread& t : threads) t = std::thread(work);
+    work();
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& e : failed)
+        if (e) std::rethrow_exception(e);
+}
+
 void check_ftl(int rc, uint32_t channel, const char* what) {
     if (rc != FTL_OK)
         throw std::runtime_error("preconditioning: channel " + std::to_string(channel) +
@@ -144,8 +171,8 @@ std::vector<uint64_t> Precondition::units(uint64_t device_units, uint64_t seed) 
         core::Rng rng(core::derive_seed(seed, "precondition"));
         // uniform01, not a std:: distribution: the same units on every standard library.
         for (uint64_t i = 0; i < device_units; ++i)
-            v.push_back(std::min(device_units - 1,
-                                 uint64_t(core::uniform01(rng) * double(device_units))));
+            v.push_back(
+                std::min(device_units - 1, uint64_t(core::uniform01(rng) * double(device_units))));
     }
     return v;
 }
@@ -179,7 +206,7 @@ std::vector<ChannelImage> StorePreconditioner::run(const std::vector<uint64_t>& 
         const uint64_t x = l.nvm - uint64_t(l.spu) * geo_.bank_bytes;
         writes[l.spu].emplace_back(uint32_t(x / unit_bytes_), u);
     }
-    for (uint32_t c = 0; c < geo_.spus; ++c) {
+    for_each_channel(geo_.spus, [&](uint32_t c) {
         ftl_config cfg = store.ftl(n.dies_per_channel, n.planes_per_die, n.wordlines_per_block,
                                    n.page_bytes, geo_.bank_bytes);
         TokenFlash flash{cfg.geo, unit_bytes_, upp_, images[c], {}};
@@ -203,7 +230,7 @@ std::vector<ChannelImage> StorePreconditioner::run(const std::vector<uint64_t>& 
         images[c].host_writes = st.host_writes;
         images[c].gc_victims = st.gc_victims;
         images[c].gc_copies = st.gc_copies;
-    }
+    });
     return images;
 }
 
@@ -248,7 +275,7 @@ void StorePreconditioner::apply(const std::vector<ChannelImage>& images) const {
     static const nand::CellMode kModes[] = {nand::CellMode::Slc, nand::CellMode::Mlc,
                                             nand::CellMode::Tlc};
     const nand::CellMode mode = kModes[platform_.cfg.ssd.store.attach(geo_.bank_bytes).cell_mode];
-    for (uint32_t c = 0; c < images.size(); ++c) {
+    for_each_channel(uint32_t(images.size()), [&](uint32_t c) {
         uint32_t die, plane, block;
         for (const auto& [b, times] : images[c].erases) {
             locate(b, die, plane, block);
@@ -262,7 +289,7 @@ void StorePreconditioner::apply(const std::vector<ChannelImage>& images) const {
             ctl.preload_page(platform_.nand.die(c, die).plane(plane), die, plane, block,
                              uint32_t(page % pages_per_block_), mode, bytes.data());
         }
-    }
+    });
 }
 
 }  // namespace canopy::platform
