@@ -42,12 +42,12 @@ Result run(const std::string& job, const std::string& out, const std::string& pr
     if (pid == 0) {
         const std::string log = out + ".log";
         std::freopen(log.c_str(), "w", stdout);
-        if (precondition.empty())
-            execl(canopy.c_str(), "canopy", "fio", job_file.c_str(), "--quiet", "--out",
-                  out.c_str(), static_cast<char*>(nullptr));
-        else
-            execl(canopy.c_str(), "canopy", "fio", job_file.c_str(), "--quiet", "--out",
-                  out.c_str(), "--precondition", precondition.c_str(), static_cast<char*>(nullptr));
+        std::vector<const char*> argv = {"canopy",  "fio",   job_file.c_str(),
+                                         "--quiet", "--out", out.c_str()};
+        if (!precondition.empty())
+            argv.insert(argv.end(), {"--precondition", precondition.c_str()});
+        argv.push_back(nullptr);
+        execv(canopy.c_str(), const_cast<char* const*>(argv.data()));
         _exit(127);
     }
     int status = 0;

@@ -32,10 +32,12 @@ struct TokenFlash {
     ChannelImage& img;
     std::unordered_map<uint64_t, uint64_t> mem;  // by unit-aligned address
 
+    // The FTL's numbering: block b = (die * planes + plane) * blocks + block, page b * pages + p.
+    uint32_t block_of(uint32_t die, uint32_t plane, uint32_t block) const {
+        return (die * g.planes_per_die + plane) * g.blocks_per_plane + block;
+    }
     uint64_t page_of(const ftl_ppa& a) const {
-        return (uint64_t((a.die * g.planes_per_die + a.plane)) * g.blocks_per_plane + a.block) *
-                   g.pages_per_block +
-               a.page;
+        return uint64_t(block_of(a.die, a.plane, a.block)) * g.pages_per_block + a.page;
     }
     uint64_t unit_at(uint64_t addr) const {
         if (addr % ub) throw std::logic_error("preconditioning: a buffer off a unit boundary");
@@ -72,7 +74,7 @@ struct TokenFlash {
         return FTL_OK;
     }
     int erase(uint32_t die, uint32_t plane, uint32_t block) {
-        const uint32_t b = (die * g.planes_per_die + plane) * g.blocks_per_plane + block;
+        const uint32_t b = block_of(die, plane, block);
         const uint64_t first = uint64_t(b) * g.pages_per_block;
         img.pages.erase(img.pages.lower_bound(first),
                         img.pages.lower_bound(first + g.pages_per_block));

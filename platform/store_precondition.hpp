@@ -44,8 +44,10 @@ void precondition_bytes(uint64_t offset, uint8_t* out, uint32_t n);
 // The pages and erasures one channel's FTL leaves after a write sequence.
 struct ChannelImage {
     struct Page {
-        std::vector<uint32_t> meta;    // the spare metadata words the FTL gave the page
-        std::vector<uint64_t> tokens;  // per slot: 1 + the device unit held, 0: padding (0xFF)
+        std::vector<uint32_t> meta;  // the spare metadata words the FTL gave the page
+        // Per slot, the bytes the unit holds: 0 zeros (SSD memory never written), 1 0xFF (a
+        // fill), 2 + u device unit u's (precondition_bytes).
+        std::vector<uint64_t> tokens;
     };
     std::map<uint64_t, Page> pages;       // by physical page: block * pages_per_block + page
     std::map<uint32_t, uint32_t> erases;  // by FTL block number: times erased

@@ -227,9 +227,7 @@ bool WillowScenario::report_apps(std::ostream& out, core::StatsRegistry& stats) 
                       "Key-Value session: %llu pairs of 1 KiB, PUT %.1f us, GET %.1f us on "
                       "average; %s\n",
                       (unsigned long long)r.kv_pairs, r.kv_put_ns * 1e-3, r.kv_get_ns * 1e-3,
-                      !data_kept()           ? kNotChecked
-                      : r.kv_right == checks ? "every GET and DELETE right"
-                                             : "WRONG results");
+                      verdict(r.kv_right == checks, "every GET and DELETE right", "WRONG results"));
         out << line;
         stats.sum(m, "kv_put", "ns", "mean PUT of a 1 KiB value", true).add(r.kv_put_ns);
         stats.sum(m, "kv_get", "ns", "mean GET of a 1 KiB value", true).add(r.kv_get_ns);
@@ -243,9 +241,7 @@ bool WillowScenario::report_apps(std::ostream& out, core::StatsRegistry& stats) 
                       "%llu aborted; LOGWRITE %.1f us, COMMIT %.1f us on average; %s\n",
                       (unsigned long long)r.aw_commits, (unsigned long long)r.aw_aborts,
                       r.aw_log_ns * 1e-3, r.aw_commit_ns * 1e-3,
-                      !data_kept() ? kNotChecked
-                      : r.aw_right ? "every balance right"
-                                   : "WRONG balances");
+                      verdict(r.aw_right, "every balance right", "WRONG balances"));
         out << line;
         stats.sum(m, "aw_logwrite", "ns", "mean LOGWRITE of an 8-byte update", true)
             .add(r.aw_log_ns);

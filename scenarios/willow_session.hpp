@@ -71,6 +71,10 @@ class WillowScenario {
     bool data_kept() const { return platform_.cfg.nand.functional || !stack_->on_flash; }
     static constexpr const char* kNotChecked =
         "not checked (timing-only array: nand.functional=false keeps no data)";
+    // What a check's line says: `good` or `bad`, or kNotChecked when nothing could be checked.
+    const char* verdict(bool right, const char* good, const char* bad) const {
+        return !data_kept() ? kNotChecked : right ? good : bad;
+    }
 
     platform::Platform& platform_;
     std::unique_ptr<platform::WillowStack> stack_;

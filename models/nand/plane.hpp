@@ -67,7 +67,8 @@ class Plane {
                  double now_s);
     void erase(uint32_t b);
     // Preconditioning's way in (no time, no bus): the page image `bytes` (data and spare, as
-    // the channel would move it) programmed as a program sequence leaves it. Functional mode only.
+    // the channel would move it) programmed as a program sequence leaves it; in timing-only
+    // mode only the page's state (its bytes are not kept).
     void program_image(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble,
                        const uint8_t* bytes, size_t n, double now_s);
 
