@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "temp_dir.hpp"
 
@@ -26,12 +27,35 @@ struct Run {
 
 inline std::string slurp(const std::string& path) { return read_text(path); }
 
+// Scratch directories are removed when the test process ends with every test passed (a run of
+// the suite would otherwise leave gigabytes behind); a failure keeps them for a look.
+class ScratchSweeper {
+  public:
+    static ScratchSweeper& instance() {
+        // Constructed after gtest's UnitTest (first used inside a test), so destroyed before it.
+        static ScratchSweeper s;
+        return s;
+    }
+    void keep_until_exit(const std::filesystem::path& dir) { dirs_.push_back(dir); }
+    ~ScratchSweeper() {
+        if (!::testing::UnitTest::GetInstance()->Passed()) return;
+        for (const auto& d : dirs_) {
+            std::error_code ec;
+            std::filesystem::remove_all(d, ec);
+        }
+    }
+
+  private:
+    std::vector<std::filesystem::path> dirs_;
+};
+
 // A fresh directory under the build tree, unique to this test process.
 inline std::string scratch(const std::string& name) {
     auto dir = std::filesystem::path(CANOPY_BINARY_DIR) / "test-scratch" /
                (name + "-" + std::to_string(getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
+    ScratchSweeper::instance().keep_until_exit(dir);
     return dir.string();
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "../canopy_process.hpp"
 #include "../temp_dir.hpp"
@@ -208,10 +209,19 @@ class LocalSlurm {
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     ~LocalSlurm() {
+        std::vector<pid_t> pids;
         for (const char* d : {"slurmd", "slurmctld", "munged"}) {
             std::ifstream f(dir_ + "/" + d + ".pid");
             pid_t pid = 0;
-            if (f >> pid && pid > 0) kill(pid, SIGTERM);
+            if (f >> pid && pid > 0 && kill(pid, SIGTERM) == 0) pids.push_back(pid);
+        }
+        // Gone before the directory is removed: a daemon writing its log or state as it stops
+        // would otherwise leave the directory behind.
+        for (int i = 0; i < 100; ++i) {
+            bool alive = false;
+            for (pid_t p : pids) alive |= kill(p, 0) == 0;
+            if (!alive) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
     }
     bool up() const {

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <string>
 #include <vector>
 
 #include "cpu/elf_loader.hpp"
@@ -12,8 +14,15 @@
 using namespace canopy;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    // The loader reads a file: one per process, rewritten for every input.
-    static const std::string path = "/tmp/canopy-fuzz-elf-" + std::to_string(getpid());
+    // The loader reads a file: one per process, rewritten for every input, removed at exit.
+    struct InputFile {
+        std::string path = (std::filesystem::temp_directory_path() /
+                            ("canopy-fuzz-elf-" + std::to_string(getpid())))
+                               .string();
+        ~InputFile() { std::remove(path.c_str()); }
+    };
+    static const InputFile file;
+    const std::string& path = file.path;
     if (FILE* f = std::fopen(path.c_str(), "wb")) {
         std::fwrite(data, 1, size, f);
         std::fclose(f);
