@@ -21,8 +21,10 @@ TEST(PlatformWillowIoExp, BaseIoAndDirectIoAgainstThePaper) {
     // Within 15%: Base-IO writes use 73% of PCIe 1.1 x8; Direct-IO's gains over the file
     // system (small reads +66%, small writes 8x, 4 KiB read latency -35%).
     for (const char* id : {"W.2", "W.4", "W.5", "W.6"}) expect_within(rows, id, 15);
-    // Within issue #27's band (20%): Base-IO reads use 78% of the link in the paper (0.67 here).
-    expect_within(rows, "W.1", 20);
+    // Within issue #27's band (20%): Base-IO reads use 78% of the link in the paper (0.69
+    // here), and 388 K 4 KiB reads a second (330 K here; 245 K while SPU-OS copied a handler's
+    // state and frame on every suspend and resume).
+    for (const char* id : {"W.1", "W.3"}) expect_within(rows, id, 20);
     // Base-IO cannot beat the link, and reads and writes both use most of it.
     EXPECT_DOUBLE_EQ(sim("W.9"), 2.0);  // PCIe 1.1 x8: 2.5 GT/s x 8 lanes, 8b/10b
     for (const char* id : {"W.1", "W.2"}) {

@@ -21,12 +21,12 @@ static int receive(uint32_t n) {
 
 /* Payloads of `words` words, or of a whole number of records of that many words. */
 static int payload_is(uint32_t words, int repeated) {
-    const uint32_t n = spu_os_rpc.h.length, rec = words * 4;
+    const uint32_t n = spu_os_rpc->h.length, rec = words * 4;
     return repeated ? (n > 0 && n % rec == 0) : n == rec;
 }
 
 static uint32_t install(int code) {
-    const uint32_t len = spu_os_rpc.h.length;
+    const uint32_t len = spu_os_rpc->h.length;
     if (len < 8 || !receive(8)) return SPU_OS_E_BAD_ARG;
     const uint32_t slot = buf[0], offset = buf[1], n = len - 8;
     const uint32_t size = code ? SPU_OS_CODE_SLOT_SIZE : SPU_OS_DATA_SLOT_SIZE;
@@ -94,7 +94,7 @@ static uint32_t for_records(uint32_t words, uint32_t (*apply)(const uint32_t* re
     if (!payload_is(words, 1)) return SPU_OS_E_BAD_ARG;
     const uint32_t per_chunk = CHUNK_WORDS / words;
     uint32_t result = SPU_OS_OK;
-    for (uint32_t left = spu_os_rpc.h.length / (words * 4); left > 0;) {
+    for (uint32_t left = spu_os_rpc->h.length / (words * 4); left > 0;) {
         const uint32_t n = left < per_chunk ? left : per_chunk;
         if (!receive(n * words * 4)) return SPU_OS_E_DMA;
         for (uint32_t i = 0; i < n; ++i) {
@@ -146,7 +146,7 @@ uint32_t spu_os_kernel_rpc(unsigned handler) {
     if (handler == SPU_OS_RPC_PING) return SPU_OS_ABI_VERSION;
     /* The kernel's own HRE, through the bridge: not an app acting for it (apps cannot send to
      * app 0 at all: syscall.c). */
-    if (SPU_OS_PROCESS(spu_os_rpc.h.origin) != 0 || spu_os_rpc.h.src != spu_bridge_node())
+    if (SPU_OS_PROCESS(spu_os_rpc->h.origin) != 0 || spu_os_rpc->h.src != spu_bridge_node())
         return SPU_OS_E_KERNEL_ONLY;
     switch (handler) {
         case SPU_OS_RPC_INSTALL_CODE:

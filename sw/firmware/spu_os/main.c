@@ -11,7 +11,6 @@
 #include "spu_os.h"
 
 struct app_slot spu_os_slots[SPU_OS_SLOTS];
-struct rpc_state spu_os_rpc;
 uint32_t spu_os_stats[SPU_OS_STATS];
 
 #define MAX_NOTICES 4
@@ -33,9 +32,9 @@ int spu_os_find_app(unsigned app_id) {
 }
 
 uint32_t spu_os_respond(uint32_t result) {
-    if (spu_os_rpc.responded) return SPU_OS_E_STATE;
-    spu_os_rpc.responded = 1;
-    return ni_send_response(spu_os_rpc.h.src, spu_os_rpc.h.tag, result) ? SPU_OS_E_NETWORK
+    if (spu_os_rpc->responded) return SPU_OS_E_STATE;
+    spu_os_rpc->responded = 1;
+    return ni_send_response(spu_os_rpc->h.src, spu_os_rpc->h.tag, result) ? SPU_OS_E_NETWORK
                                                                         : SPU_OS_OK;
 }
 
@@ -84,7 +83,7 @@ static void after_handler(enum run_outcome outcome) {
         spu_os_respond(outcome == RUN_FAULT  ? SPU_OS_E_APP_FAULT
                        : outcome == RUN_GONE ? SPU_OS_E_DISABLED
                                              : SPU_OS_E_NO_RESPONSE);
-        if (!spu_os_rpc.popped) ni_pop_request();
+        if (!spu_os_rpc->popped) ni_pop_request();
     }
     spu_os_send_notices();
 }
@@ -92,7 +91,7 @@ static void after_handler(enum run_outcome outcome) {
 /* Serves the head request; 0 when it must wait (every lane of its app is held by a suspended
  * handler) and stays where it is. */
 static int dispatch(void) {
-    struct rpc_state* r = &spu_os_rpc;
+    struct rpc_state* r = spu_os_rpc;
     r->dispatch_cycle = read_mcycle();
     ni_request_header(&r->h);
     r->responded = r->popped = r->awaiting = 0;

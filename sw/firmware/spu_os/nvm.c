@@ -253,7 +253,7 @@ static uint32_t result_of(int rc) {
 
 uint32_t nvm_attach(void) {
     struct spu_os_store_attach a;
-    if (spu_os_rpc.h.length != sizeof a ||
+    if (spu_os_rpc->h.length != sizeof a ||
         spu_dma(SPU_PORT_NI_RX, 0, SPU_PORT_DMEM, (uint32_t)&a, sizeof a) != 0)
         return SPU_OS_E_BAD_ARG;
     if (st.attached) return SPU_OS_E_STATE;

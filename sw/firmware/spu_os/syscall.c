@@ -21,11 +21,21 @@
 
 #define THREADS 3 /* suspended handlers at once */
 
-/* The handler's frame, and the called function's during an inter-app call. */
+/* A handler's request state and registers: one for each suspended handler and one for the
+ * running one, which keep their place from dispatch to the handler's end. */
+static struct context {
+    struct rpc_state rpc;
+    struct spu_os_frame frame;
+} contexts[THREADS + 1];
+static struct context* running = &contexts[0];
+struct rpc_state* spu_os_rpc = &contexts[0].rpc;
+
+/* The handler's frame (its context's), and the called function's during an inter-app call. */
+static struct spu_os_frame call_frame;
 static struct {
     unsigned slot, lane;
-    struct spu_os_frame frame;
-} level[2];
+    struct spu_os_frame* frame;
+} level[2] = {{0, 0, &contexts[0].frame}, {0, 0, &call_frame}};
 static unsigned depth;
 static enum run_outcome outcome;
 
@@ -34,9 +44,25 @@ static struct thread {
     uint8_t used, ready, slot, lane, app_id;
     uint32_t result;
     uint64_t deadline; /* mtime by which the response must come */
-    struct rpc_state rpc;
-    struct spu_os_frame frame;
+    struct context* ctx;
 } threads[THREADS];
+
+static void run_in(struct context* c) {
+    running = c;
+    spu_os_rpc = &c->rpc;
+    level[0].frame = &c->frame;
+}
+
+/* A context no suspended handler holds (there are THREADS + 1). */
+static struct context* free_context(void) {
+    for (unsigned c = 0; c < THREADS; ++c) {
+        int held = 0;
+        for (unsigned t = 0; t < THREADS; ++t)
+            held |= threads[t].used && threads[t].ctx == &contexts[c];
+        if (!held) return &contexts[c];
+    }
+    return &contexts[THREADS];
+}
 
 static void enter_segments(unsigned slot) {
     spu_set_segments(slot_code_base(slot), SPU_OS_CODE_SLOT_SIZE, slot_data_base(slot),
@@ -57,7 +83,9 @@ static uint32_t slot_top(unsigned slot) { return slot_data_base(slot) + SPU_OS_D
 /* Starts `pc` of `slot` at the given level on `lane`'s stack, with argument a0. */
 static struct spu_os_frame* start(unsigned lv, unsigned slot, unsigned lane, uint32_t pc,
                                   uint32_t a0) {
-    struct spu_os_frame* f = &level[lv].frame;
+    struct spu_os_frame* f = level[lv].frame;
+    /* Nothing of SPU-OS's or another handler's reaches the app: 32 stores, not a loop. */
+#pragma GCC unroll 32
     for (unsigned i = 0; i < 32; ++i) f->x[i] = 0;
     f->x[REG_SP] = slot_top(slot) - SPU_OS_HEADER_AREA - lane * SPU_OS_LANE_STACK;
     f->x[REG_RA] = spu_os_slots[slot].table.done_stub;
@@ -77,13 +105,13 @@ static enum run_outcome run(void) {
     __asm__ volatile("csrc mstatus, %0" ::"r"(MSTATUS_MPP));
     __asm__ volatile("csrs mstatus, %0" ::"r"(MSTATUS_MPIE));
     outcome = RUN_DONE;
-    spu_os_enter(resume(&level[0].frame));
+    spu_os_enter(resume(level[0].frame));
     __asm__ volatile("csrw mie, zero");
     return outcome;
 }
 
 enum run_outcome spu_os_run_handler(unsigned slot, unsigned lane, unsigned h) {
-    const struct rpc_state* r = &spu_os_rpc;
+    const struct rpc_state* r = spu_os_rpc;
     /* The header copy the handler gets (Willow: SPU-OS passes the header buffer). */
     struct spu_rpc_header* uh =
         (struct spu_rpc_header*)(slot_top(slot) - (lane + 1) * sizeof(struct spu_rpc_header));
@@ -125,9 +153,9 @@ static int all_answered(const struct rpc_state* r) {
 
 void spu_os_route_response(unsigned tag, uint32_t result) {
     for (unsigned t = 0; t < THREADS; ++t)
-        if (threads[t].used && !threads[t].ready && accept(&threads[t].rpc, tag, result)) {
-            threads[t].ready = all_answered(&threads[t].rpc);
-            threads[t].result = threads[t].rpc.result;
+        if (threads[t].used && !threads[t].ready && accept(&threads[t].ctx->rpc, tag, result)) {
+            threads[t].ready = all_answered(&threads[t].ctx->rpc);
+            threads[t].result = threads[t].ctx->rpc.result;
             return;
         }
 }
@@ -157,15 +185,14 @@ int spu_os_ready_thread(void) {
 enum run_outcome spu_os_resume(int i) {
     struct thread* t = &threads[i];
     t->used = 0;
-    spu_os_rpc = t->rpc;
-    spu_os_rpc.awaiting = 0; /* the wait is over, answered or timed out */
-    ni_set_origin(t->rpc.h.origin);
+    run_in(t->ctx);
+    spu_os_rpc->awaiting = 0; /* the wait is over, answered or timed out */
+    ni_set_origin(spu_os_rpc->h.origin);
     const struct app_slot* a = &spu_os_slots[t->slot];
     if (a->state != SLOT_ACTIVE || a->app_id != t->app_id) return RUN_GONE;
     level[0].slot = t->slot;
     level[0].lane = t->lane;
-    level[0].frame = t->frame;
-    level[0].frame.x[REG_A0] = t->result;
+    level[0].frame->x[REG_A0] = t->result;
     depth = 0;
     enter_segments(t->slot);
     return run();
@@ -186,7 +213,7 @@ static void record_max(unsigned last, unsigned max, uint32_t value) {
  * reported to the host kernel [Willow 3.1: "a permission miss ... SPU-OS sends an RPC to the
  * kernel"]. The host kernel itself (process 0) may reach everything. */
 static int nvm_allowed(uint32_t addr, uint32_t n, uint32_t rights) {
-    const uint32_t process = SPU_OS_PROCESS(spu_os_rpc.h.origin);
+    const uint32_t process = SPU_OS_PROCESS(spu_os_rpc->h.origin);
     if (process == 0) return 1;
     const uint32_t t0 = read_mcycle(), i0 = read_minstret();
     const int ok = perm_check(process, addr, n, rights);
@@ -203,7 +230,7 @@ static int nvm_allowed(uint32_t addr, uint32_t n, uint32_t rights) {
 
 uint32_t spu_os_denied(uint32_t result, uint32_t what, uint32_t a, uint32_t b) {
     const struct spu_os_denied_notice d = {spu_node(),
-                                           SPU_OS_PROCESS(spu_os_rpc.h.origin),
+                                           SPU_OS_PROCESS(spu_os_rpc->h.origin),
                                            spu_os_slots[level[depth].slot].app_id,
                                            what,
                                            a,
@@ -241,7 +268,7 @@ static int take_responses(struct rpc_state* r) {
 }
 
 static struct spu_os_frame* wait_response(struct spu_os_frame* f) {
-    struct rpc_state* r = &spu_os_rpc;
+    struct rpc_state* r = spu_os_rpc;
     if (!r->awaiting) {
         f->x[REG_A0] = SPU_OS_E_STATE;
         return resume(f);
@@ -265,8 +292,8 @@ static struct spu_os_frame* wait_response(struct spu_os_frame* f) {
         t->slot = (uint8_t)level[0].slot;
         t->lane = (uint8_t)level[0].lane;
         t->app_id = spu_os_slots[level[0].slot].app_id;
-        t->rpc = *r;
-        t->frame = *f;
+        t->ctx = running;
+        run_in(free_context()); /* the next request's */
         t->deadline = spu_mtime() + SPU_OS_WAIT_TIMEOUT_US;
         ++spu_os_stats[SPU_OS_STAT_SUSPENDED];
         outcome = RUN_SUSPENDED;
@@ -314,9 +341,9 @@ static struct spu_os_frame* call(struct spu_os_frame* f) {
 /* Back from a called function to its caller with `result` in a0. */
 static struct spu_os_frame* call_return(uint32_t result) {
     depth = 0;
-    level[0].frame.x[REG_A0] = result;
+    level[0].frame->x[REG_A0] = result;
     enter_segments(level[0].slot);
-    return resume(&level[0].frame);
+    return resume(level[0].frame);
 }
 
 static struct spu_os_frame* syscall(struct spu_os_frame* f) {
@@ -344,7 +371,7 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
             }
             const unsigned tag = spu_os_next_tag();
             r = ni_begin_request(a0, a1, a2, tag, a3) ? SPU_OS_E_NETWORK : SPU_OS_OK;
-            if (r == SPU_OS_OK) spu_os_rpc.open_tag = tag;
+            if (r == SPU_OS_OK) spu_os_rpc->open_tag = tag;
             break;
         }
         case SPU_SYS_APPEND:
@@ -352,13 +379,13 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
                                     : SPU_OS_E_BAD_POINTER;
             break;
         case SPU_SYS_FINISH:
-            if (spu_os_rpc.awaiting == SPU_OS_MAX_AWAITED) {
+            if (spu_os_rpc->awaiting == SPU_OS_MAX_AWAITED) {
                 r = SPU_OS_E_STATE; /* wait for the others first */
                 break;
             }
             r = ni_finish_request() ? SPU_OS_E_NETWORK : SPU_OS_OK;
             if (r == SPU_OS_OK) {
-                struct rpc_state* q = &spu_os_rpc;
+                struct rpc_state* q = spu_os_rpc;
                 if (q->awaiting == 0) q->answered = 0, q->result = SPU_OS_OK;
                 q->tags[q->awaiting++] = (uint16_t)q->open_tag;
             }
@@ -393,7 +420,7 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
             return call(f);
         case SPU_SYS_FC:
             r = user_buffer(a1, sizeof(struct spu_fc_cmd))
-                    ? nvm_fc(a0, (struct spu_fc_cmd*)a1, a2, SPU_OS_PROCESS(spu_os_rpc.h.origin))
+                    ? nvm_fc(a0, (struct spu_fc_cmd*)a1, a2, SPU_OS_PROCESS(spu_os_rpc->h.origin))
                     : SPU_OS_E_BAD_POINTER;
             if (nvm_waited()) arm_watchdog();
             break;
@@ -420,7 +447,7 @@ static struct spu_os_frame* fault(struct spu_os_frame* f, uint32_t mcause, uint3
     }
     spu_putc('\n');
     const struct spu_os_fault_notice n = {spu_node(), a->app_id, mcause,
-                                          mtval,      f->pc,     spu_os_rpc.h.origin};
+                                          mtval,      f->pc,     spu_os_rpc->h.origin};
     spu_os_notice(SPU_OS_RPC_NOTIFY_FAULT, &n, sizeof n);
     /* A called function's fault is its own: the caller gets an error and goes on. */
     if (depth > 0) return call_return(SPU_OS_E_APP_FAULT);
