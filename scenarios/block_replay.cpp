@@ -195,7 +195,8 @@ void BlockReplay::run_async(host::HostCore& cpu, sw::DirectIo* dio, int fd) {
         const std::vector<sw::DeviceRange> ranges =
             dio ? dio->ranges(fd, off, r.size_bytes, r.write ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ)
                 : std::vector<sw::DeviceRange>{{base_ + off, 0, r.size_bytes}};
-        const uint64_t id = engine.submit(r.write, ranges, f.buf.data());
+        const uint64_t id =
+            engine.submit(r.write ? sw::BlockOp::Write : sw::BlockOp::Read, ranges, f.buf.data());
         flying.emplace(id, std::move(f));
     }
     while (engine.in_flight()) reap(1);

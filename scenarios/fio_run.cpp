@@ -219,7 +219,7 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
             return;
         }
         if (p.start_ns >= ramp_end)
-            in.samples.push_back({d.write, p.slat_ns, d.complete_ns - d.submit_ns, d.bytes});
+            in.samples.push_back({d.op, p.slat_ns, d.complete_ns - d.submit_ns, d.bytes});
     };
     // fio's fsync: the writes issued complete, then the SSD's write cache is flushed (a system
     // call of the block layer: STORE_FLUSH on every SPU).
@@ -234,6 +234,9 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
     while (true) {
         while (engine.in_flight() < j.iodepth && more()) {
             const bool write = j.write && (!j.read || rng() % 100 >= j.rwmixread);
+            const sw::BlockOp op = j.trim ? sw::BlockOp::Trim
+                                   : write ? sw::BlockOp::Write
+                                           : sw::BlockOp::Read;
             const uint64_t bs = pick_bs();
             uint64_t off;
             if (!j.random) {
@@ -248,12 +251,12 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
             }
             const std::vector<sw::DeviceRange> ranges =
                 dio ? dio->ranges(fd, in.region_base + off, bs,
-                                  write ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ)
+                                  op == sw::BlockOp::Read ? SPU_OS_PERM_READ : SPU_OS_PERM_WRITE)
                     : std::vector<sw::DeviceRange>{{in.region_base + off, 0, bs}};
             const size_t buffer = free_buffers.back();
             free_buffers.pop_back();
             const double s = cpu.now_ns();
-            const uint64_t id = engine.submit(write, ranges, buffers[buffer].data());
+            const uint64_t id = engine.submit(op, ranges, buffers[buffer].data());
             pending[id] = {buffer, s, cpu.now_ns() - s};
             ++issued, issued_bytes += bs;
             if (write) ++writes;
@@ -269,12 +272,16 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
 }
 
 json FioRun::job_json(const std::vector<const Instance*>& group, const std::string& name) const {
-    std::vector<const Sample*> reads, writes;
+    std::vector<const Sample*> reads, writes, trims;
     std::vector<double> syncs;
     double from = std::numeric_limits<double>::infinity(), to = 0;
     std::string error;
     for (const Instance* in : group) {
-        for (const Sample& s : in->samples) (s.write ? writes : reads).push_back(&s);
+        for (const Sample& s : in->samples)
+            (s.op == sw::BlockOp::Write  ? writes
+             : s.op == sw::BlockOp::Trim ? trims
+                                         : reads)
+                .push_back(&s);
         syncs.insert(syncs.end(), in->syncs_ns.begin(), in->syncs_ns.end());
         from = std::min(from, in->measured_from_ns);
         to = std::max(to, in->end_ns);
@@ -294,7 +301,7 @@ json FioRun::job_json(const std::vector<const Instance*>& group, const std::stri
             {"job options", opts},
             {"read", direction(reads, runtime)},
             {"write", direction(writes, runtime)},
-            {"trim", direction({}, runtime)},
+            {"trim", direction(trims, runtime)},
             {"sync", sync_json(syncs)},
             {"job_runtime", uint64_t(std::llround(runtime / 1e6))}};
 }
@@ -318,7 +325,8 @@ json FioRun::report() const {
     if (stack_.on_flash && counted_) {
         double bytes = 0;
         for (const Instance& in : instances_)
-            for (const Sample& s : in.samples) bytes += s.write ? double(s.bytes) : 0.0;
+            for (const Sample& s : in.samples)
+                bytes += s.op == sw::BlockOp::Write ? double(s.bytes) : 0.0;
         add_flash_report(c, before_, after_, platform_.cfg.nand.geometry.page_bytes, bytes);
     }
     add_precondition_report(c, stack_);
@@ -333,7 +341,7 @@ void FioRun::print(std::ostream& out, const json& r) const {
                       j["jobname"].get<std::string>().c_str(), j["error"].get<int>(),
                       j["canopy_error"].get<std::string>().c_str());
         out << line;
-        for (const char* d : {"read", "write"}) {
+        for (const char* d : {"read", "write", "trim"}) {
             const json& x = j[d];
             if (x["total_ios"].get<uint64_t>() == 0) continue;
             const double mib = double(x["bw_bytes"].get<uint64_t>()) / 1048576.0;

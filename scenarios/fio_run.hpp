@@ -23,6 +23,7 @@
 
 #include "platform/platform.hpp"
 #include "platform/willow_stack.hpp"
+#include "sw/host/block_io.hpp"
 #include "sw/host/fio_job.hpp"
 
 namespace canopy::scenarios {
@@ -46,7 +47,7 @@ class FioRun {
     void print(std::ostream& out, const nlohmann::json& r) const;
 
     struct Sample {
-        bool write;
+        sw::BlockOp op;
         double slat_ns, clat_ns;
         uint64_t bytes;
     };

@@ -42,6 +42,7 @@ inline void add_flash_report(nlohmann::json& j, const sw::StoreStats& before,
         {"buffer_hits", after.buffer_hits - before.buffer_hits},
         {"buffered_units_start", before.buffered_units},
         {"buffered_units_end", after.buffered_units},
+        {"trim_records", after.trim_records - before.trim_records},
         {"per_unit", units ? double(programs) * after.units_per_page / double(units) : 0.0},
         {"per_byte", bytes_written > 0 ? double(programs) * page_bytes / bytes_written : 0.0}};
     j["gc"] = {{"victims", after.gc_victims - before.gc_victims},
@@ -58,12 +59,15 @@ inline void print_flash_report(std::ostream& out, const nlohmann::json& j,
     }
     const nlohmann::json& wa = j["write_amplification"];
     const nlohmann::json& gc = j["gc"];
-    char line[256];
+    char line[320];
+    const uint64_t trims = wa["trim_records"].get<uint64_t>();
+    const std::string trimmed =
+        trims ? " and " + std::to_string(trims) + " TRIM records" : std::string();
     std::snprintf(line, sizeof line,
-                  "flash: %llu pages programmed for %llu unit writes (%.2f units per unit, %.2f "
+                  "flash: %llu pages programmed for %llu unit writes%s (%.2f units per unit, %.2f "
                   "bytes per byte written); GC %llu victims, %llu copies, %llu erases\n",
                   (unsigned long long)wa["flash_programs"].get<uint64_t>(),
-                  (unsigned long long)wa["host_unit_writes"].get<uint64_t>(),
+                  (unsigned long long)wa["host_unit_writes"].get<uint64_t>(), trimmed.c_str(),
                   wa["per_unit"].get<double>(), wa["per_byte"].get<double>(),
                   (unsigned long long)gc["victims"].get<uint64_t>(),
                   (unsigned long long)gc["copies"].get<uint64_t>(),

@@ -94,23 +94,32 @@ uint64_t BlockIo::submit(Transfer t, const char* what) {
     return id;
 }
 
-std::string BlockIo::describe(const Piece& p, bool write) const {
-    return "block I/O app " + std::to_string(app_) + ": " + (write ? "WRITE" : "READ") + " of " +
+const char* block_op_name(BlockOp op) {
+    return op == BlockOp::Write ? "WRITE" : op == BlockOp::Trim ? "TRIM" : "READ";
+}
+
+std::string BlockIo::describe(const Piece& p, BlockOp op) const {
+    return "block I/O app " + std::to_string(app_) + ": " + block_op_name(op) + " of " +
            std::to_string(p.at.bytes) + " B at device offset " + hex(p.offset) + " (SPU " +
            std::to_string(p.at.spu) + ", SSD memory " + hex(p.at.nvm) + ")";
 }
 
-uint16_t BlockIo::issue(const Piece& p, bool write, const uint8_t* src, uint32_t cookie) {
+uint16_t BlockIo::issue(const Piece& p, BlockOp op, const uint8_t* src, uint32_t cookie) {
     std::vector<uint8_t> payload;
-    if (write) {
+    uint32_t handler = BLOCK_IO_READ;
+    if (op == BlockOp::Write) {
+        handler = BLOCK_IO_WRITE;
         payload.reserve(sizeof(block_io_write_args) + p.at.bytes);
         put(payload, block_io_write_args{p.at.nvm, p.at.bytes});
         payload.insert(payload.end(), src + p.done, src + p.done + p.at.bytes);
+    } else if (op == BlockOp::Trim) {
+        handler = BLOCK_IO_TRIM;
+        put(payload, block_io_write_args{p.at.nvm, p.at.bytes});
     } else {
         put(payload, block_io_read_args{p.at.nvm, p.at.bytes, cookie});
     }
-    return hre_.send(uint8_t(p.at.spu), SPU_OS_RPC_ID(app_, write ? BLOCK_IO_WRITE : BLOCK_IO_READ),
-                     payload.data(), uint32_t(payload.size()));
+    return hre_.send(uint8_t(p.at.spu), SPU_OS_RPC_ID(app_, handler), payload.data(),
+                     uint32_t(payload.size()));
 }
 
 void BlockIo::fail(Transfer& t, const std::string& why) {
@@ -120,14 +129,14 @@ void BlockIo::fail(Transfer& t, const std::string& why) {
 void BlockIo::settle(uint64_t id, Transfer& t) {
     if (t.finished || t.unsent || t.flying) return;
     t.finished = true;
-    done_.push_back({id, t.write, t.offset, t.bytes, t.failure});
+    done_.push_back({id, t.op, t.offset, t.bytes, t.failure});
 }
 
 bool BlockIo::progress() {
     bool moved = false;
-    auto room = [&](const Piece& p, bool write) {
+    auto room = [&](const Piece& p, BlockOp op) {
         const uint32_t b = spu_bytes_[p.at.spu];
-        return !write || b == 0 || b + p.at.bytes <= cfg_.spu_write_bytes;
+        return op != BlockOp::Write || b == 0 || b + p.at.bytes <= cfg_.spu_write_bytes;
     };
     // Fill the window in order; a piece whose SPU is busy holds the ones behind it. The pieces
     // of a transfer that failed are not sent.
@@ -143,19 +152,20 @@ bool BlockIo::progress() {
             moved = true;
             continue;
         }
-        if (flights_.size() >= cfg_.max_outstanding || !room(p, t.write) ||
+        if (flights_.size() >= cfg_.max_outstanding || !room(p, t.op) ||
             hre_.now_ns() < p.not_before_ns)
             break;
         Flight f;
         f.piece = todo_.front();
         todo_.pop_front();
-        if (!t.write) f.cookie = next_cookie_++;
-        const uint16_t tag = issue(p, t.write, t.src, f.cookie);
-        if (!t.write) cookies_[f.cookie] = tag;
+        const bool read = t.op == BlockOp::Read, write = t.op == BlockOp::Write;
+        if (read) f.cookie = next_cookie_++;
+        const uint16_t tag = issue(p, t.op, t.src, f.cookie);
+        if (read) cookies_[f.cookie] = tag;
         flights_[tag] = f;
         ++p.attempts;
         --t.unsent, ++t.flying;
-        if (t.write) spu_bytes_[p.at.spu] += p.at.bytes;
+        if (write) spu_bytes_[p.at.spu] += p.at.bytes;
         moved = true;
     }
     // One pass over the completion queue, then the requests and responses it held.
@@ -217,8 +227,9 @@ bool BlockIo::take_responses() {
         Piece& p = pieces_.at(f.piece);
         Transfer& t = transfers_.at(p.transfer);
         --t.flying;
-        if (t.write) spu_bytes_[p.at.spu] -= p.at.bytes;
-        if (!t.write) cookies_.erase(f.cookie);
+        const bool read = t.op == BlockOp::Read;
+        if (t.op == BlockOp::Write) spu_bytes_[p.at.spu] -= p.at.bytes;
+        if (read) cookies_.erase(f.cookie);
         const bool dropped =
             r.status == HRE_STATUS_NACK || (r.ok() && r.result == SPU_OS_E_DROPPED && !f.delivered);
         if (dropped && p.attempts <= cfg_.retries && t.failure.empty()) {
@@ -230,11 +241,11 @@ bool BlockIo::take_responses() {
         if (dropped && !t.failure.empty()) {
             // dropped after its transfer failed: not sent again
         } else if (!r.ok()) {
-            fail(t, describe(p, t.write) + " failed: " + status_name(r.status));
+            fail(t, describe(p, t.op) + " failed: " + status_name(r.status));
         } else if (r.result != BLOCK_IO_OK) {
-            fail(t, describe(p, t.write) + " failed: " + result_name(r.result));
-        } else if (!t.write && !f.delivered) {
-            fail(t, describe(p, t.write) + " succeeded without its DATA request");
+            fail(t, describe(p, t.op) + " failed: " + result_name(r.result));
+        } else if (read && !f.delivered) {
+            fail(t, describe(p, t.op) + " succeeded without its DATA request");
         }
         const uint64_t id = p.transfer;
         pieces_.erase(f.piece);
@@ -290,11 +301,20 @@ double BlockIo::backoff_ns(uint64_t offset, uint32_t attempts) const {
 
 uint64_t BlockIo::submit_write(uint64_t offset, const void* src, uint64_t bytes) {
     Transfer t;
-    t.write = true;
+    t.op = BlockOp::Write;
     t.offset = offset, t.bytes = bytes;
     t.src = static_cast<const uint8_t*>(src);
     return submit(std::move(t), "write");
 }
+
+uint64_t BlockIo::submit_trim(uint64_t offset, uint64_t bytes) {
+    Transfer t;
+    t.op = BlockOp::Trim;
+    t.offset = offset, t.bytes = bytes;
+    return submit(std::move(t), "trim");
+}
+
+void BlockIo::trim(uint64_t offset, uint64_t bytes) { wait(submit_trim(offset, bytes)); }
 
 uint64_t BlockIo::submit_read(uint64_t offset, void* dst, uint64_t bytes) {
     Transfer t;

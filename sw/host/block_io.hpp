@@ -13,6 +13,9 @@
 // HRE and app: DATA requests with a cookie it did not give out are answered with an error and
 // reported as a fault.
 //
+// TRIM (a discard: `trim`, `submit_trim`) goes the same way, one TRIM RPC per stripe-unit piece
+// with no data; the SPU's store forgets the whole mapping units inside it (block_io_abi.h).
+//
 // Transfers may also be asynchronous, as io_uring or libaio make them: submit_read/submit_write
 // queue a transfer and return at once; progress() sends what the window allows and takes what
 // the completion queue holds, without waiting; reap() hands over finished transfers. The
@@ -49,6 +52,10 @@ struct BlockGeometry {
     };
     Location locate(uint64_t offset) const;
 };
+
+// What a transfer does.
+enum class BlockOp : uint8_t { Read, Write, Trim };
+const char* block_op_name(BlockOp op);  // "READ", "WRITE", "TRIM": the RPCs' names
 
 // A piece of an I/O on the device: `bytes` at device offset `device`, at offset `at` of the
 // I/O's buffer (a file's extents, or a block device's one range).
@@ -93,17 +100,19 @@ class BlockIo {
     // sink returns. The sink must not throw (the pieces in flight would be left unanswered).
     using Sink = std::function<void(uint64_t offset, uint64_t va, uint32_t bytes)>;
     void read_in_place(uint64_t offset, uint64_t bytes, const Sink& sink);
+    void trim(uint64_t offset, uint64_t bytes);
 
     // Asynchronous transfers. The buffer must stay until the transfer is reaped. A range
     // outside the device throws HostFault at once (nothing is queued); the id is never 0.
     uint64_t submit_write(uint64_t offset, const void* src, uint64_t bytes);
     uint64_t submit_read(uint64_t offset, void* dst, uint64_t bytes);
+    uint64_t submit_trim(uint64_t offset, uint64_t bytes);
     // One step, without waiting: sends the pieces the window has room for, takes every entry
     // the completion queue holds. False: nothing moved (the caller may idle: hre().idle()).
     bool progress();
     struct Completion {
         uint64_t id = 0;
-        bool write = false;
+        BlockOp op = BlockOp::Read;
         uint64_t offset = 0, bytes = 0;
         std::string error;  // empty: done; else what failed, as the HostFault would say
     };
@@ -133,7 +142,7 @@ class BlockIo {
         double not_before_ns = 0;  // a dropped piece waits out its back-off
     };
     struct Transfer {
-        bool write = false;
+        BlockOp op = BlockOp::Read;
         uint64_t offset = 0, bytes = 0;
         const uint8_t* src = nullptr;  // WRITE data
         uint8_t* dst = nullptr;        // READ data, copied out; without it handed to sink
@@ -150,8 +159,8 @@ class BlockIo {
     // Splits [offset, offset + bytes) at stripe boundaries into queued pieces (HostFault when
     // outside the device) of a new transfer.
     uint64_t submit(Transfer t, const char* what);
-    uint16_t issue(const Piece& p, bool write, const uint8_t* src, uint32_t cookie);
-    std::string describe(const Piece& p, bool write) const;
+    uint16_t issue(const Piece& p, BlockOp op, const uint8_t* src, uint32_t cookie);
+    std::string describe(const Piece& p, BlockOp op) const;
     void fail(Transfer& t, const std::string& why);
     // Moves a transfer whose pieces have all been answered (or dropped after a failure) to done_.
     void settle(uint64_t id, Transfer& t);

@@ -214,24 +214,26 @@ void apply(FioJob& j, bool& group_reporting, const std::string& key, const std::
     } else if (key == "rw" || key == "readwrite") {
         need_value();
         const std::string v = lower(value);
+        // Bits: 1 read, 2 write, 4 trim; and whether random.
         static const std::map<std::string, std::pair<int, bool>> kRw = {
             {"read", {1, false}},     {"write", {2, false}}, {"randread", {1, true}},
             {"randwrite", {2, true}}, {"rw", {3, false}},    {"readwrite", {3, false}},
-            {"randrw", {3, true}}};
-        if (v == "trim" || v == "randtrim" || v == "trimwrite" || v == "randtrimwrite")
+            {"randrw", {3, true}},    {"trim", {4, false}},  {"randtrim", {4, true}}};
+        if (v == "trimwrite" || v == "randtrimwrite")
             throw InputError(source, place,
                              key + "=" + value +
-                                 ": TRIM is not modelled yet (Base-IO and the FTL have no TRIM "
-                                 "command); read, write, randread, randwrite, rw, randrw are");
+                                 ": not modelled (a TRIM followed by a write of the same blocks); "
+                                 "read, write, trim, randread, randwrite, randtrim, rw, randrw are");
         const auto r = kRw.find(v);
         if (r == kRw.end())
             throw InputError(source, place,
                              key + "=" + value +
-                                 ": unknown; read, write, randread, randwrite, rw (readwrite), "
-                                 "randrw");
+                                 ": unknown; read, write, trim, randread, randwrite, randtrim, "
+                                 "rw (readwrite), randrw");
         j.rw = v;
         j.read = r->second.first & 1;
         j.write = r->second.first & 2;
+        j.trim = r->second.first & 4;
         j.random = r->second.second;
     } else if (key == "rwmixread" || key == "rwmixwrite") {
         need_value();

@@ -5,14 +5,15 @@
 // or without i/b: 4k = 4KiB = 4096); times are seconds unless suffixed (us, ms, s, m, h); sizes
 // may be a percentage of the device (size=50%).
 //
-// Modelled: rw (read, write, randread, randwrite, rw/readwrite, randrw), rwmixread/rwmixwrite,
+// Modelled: rw (read, write, trim, randread, randwrite, randtrim, rw/readwrite, randrw), rwmixread/rwmixwrite,
 // bs, bssplit, iodepth (1 ... 1024), numjobs, size, offset, number_ios, runtime, time_based,
 // ramp_time, random_distribution (random, zipf:theta), direct, ioengine, filename, name,
 // description, group_reporting, randrepeat, norandommap, thread. `ioengine` picks the path:
 // libaio, io_uring or base-io go through Base-IO (the kernel's block device); libdirectio or
 // direct-io through Direct-IO (a file, OS bypass). Any other option fio has is refused by name:
 // Canopy does not model it, and running without it would measure something else. Also refused:
-// rw=trim (Base-IO and the FTL have no TRIM yet), direct=0 (no host page cache is modelled).
+// rw=trimwrite and randtrimwrite, direct=0 (no host page cache is modelled). rw=trim and
+// randtrim send TRIMs of bs bytes (a discard: Base-IO's or Direct-IO's TRIM RPC).
 //
 // Every error is an InputError naming the file, "line N" and the option.
 #pragma once
@@ -29,6 +30,7 @@ struct FioJob {
     std::string name;  // the section's name (or name=)
     std::string description;
     bool read = true, write = false, random = false;     // rw: the mix and the pattern
+    bool trim = false;                                   // rw=trim, randtrim: TRIMs only
     std::string rw = "read";                             // as written, for the report
     uint32_t rwmixread = 50;                             // percent of reads when both
     std::vector<std::pair<uint64_t, uint32_t>> bssplit;  // (block bytes, percent); one: bs

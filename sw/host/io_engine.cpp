@@ -28,7 +28,7 @@ IoEngine::IoEngine(host::HostCore& cpu, WillowDriver& driver, bool kernel, uint3
 
 IoEngine::~IoEngine() = default;
 
-uint64_t IoEngine::submit(bool write, const std::vector<DeviceRange>& ranges, uint8_t* buf) {
+uint64_t IoEngine::submit(BlockOp op, const std::vector<DeviceRange>& ranges, uint8_t* buf) {
     if (in_flight_ >= cfg_.iodepth)
         throw host::HostFault("I/O engine: a submission beyond iodepth " +
                               std::to_string(cfg_.iodepth));
@@ -39,7 +39,7 @@ uint64_t IoEngine::submit(bool write, const std::vector<DeviceRange>& ranges, ui
                queues_.begin());
     const uint64_t id = next_id_++;
     Io io;
-    io.write = write;
+    io.op = op;
     io.queue = q;
     io.submit_ns = cpu_.now_ns();
     io.ranges = ranges;
@@ -47,7 +47,7 @@ uint64_t IoEngine::submit(bool write, const std::vector<DeviceRange>& ranges, ui
     io.buf = buf;
     for (const DeviceRange& r : ranges) io.bytes += r.bytes;
     if (ranges.empty()) {  // nothing to move: done at once
-        done_.push_back({id, write, 0, io.submit_ns, io.submit_ns, ""});
+        done_.push_back({id, op, 0, io.submit_ns, io.submit_ns, ""});
         return id;
     }
     // All or nothing: a range outside the device throws before any is sent.
@@ -58,16 +58,18 @@ uint64_t IoEngine::submit(bool write, const std::vector<DeviceRange>& ranges, ui
                                   " B at device offset " + std::to_string(r.device) +
                                   " lie outside the " + std::to_string(device) + " B device");
     for (size_t i = 0; i < ranges.size(); ++i)
-        transfer_io_[{q, send(q, write, ranges[i], buf)}] = {id, i};
+        transfer_io_[{q, send(q, op, ranges[i], buf)}] = {id, i};
     io.transfers = uint32_t(ranges.size());
     ++queues_[q].ios, ++in_flight_;
     ios_[id] = std::move(io);
     return id;
 }
 
-uint64_t IoEngine::send(size_t q, bool write, const DeviceRange& r, uint8_t* buf) {
-    return write ? queues_[q].io->submit_write(r.device, buf + r.at, r.bytes)
-                 : queues_[q].io->submit_read(r.device, buf + r.at, r.bytes);
+uint64_t IoEngine::send(size_t q, BlockOp op, const DeviceRange& r, uint8_t* buf) {
+    BlockIo& io = *queues_[q].io;
+    return op == BlockOp::Write  ? io.submit_write(r.device, buf + r.at, r.bytes)
+           : op == BlockOp::Trim ? io.submit_trim(r.device, r.bytes)
+                                 : io.submit_read(r.device, buf + r.at, r.bytes);
 }
 
 std::vector<IoEngine::Done> IoEngine::reap(size_t min) {
@@ -88,12 +90,12 @@ std::vector<IoEngine::Done> IoEngine::reap(size_t min) {
                     // The kernel's notice thread grants it again meanwhile.
                     cpu_.compute_ns(std::ldexp(cfg_.retry_pause_ns, int(i.attempts[range]++)));
                     ++retried_;
-                    transfer_io_[{q, send(q, i.write, i.ranges[range], i.buf)}] = {id, range};
+                    transfer_io_[{q, send(q, i.op, i.ranges[range], i.buf)}] = {id, range};
                     continue;
                 }
                 if (i.error.empty()) i.error = c->error;
                 if (--i.transfers) continue;
-                done_.push_back({id, i.write, i.bytes, i.submit_ns, cpu_.now_ns(), i.error});
+                done_.push_back({id, i.op, i.bytes, i.submit_ns, cpu_.now_ns(), i.error});
                 --queues_[q].ios, --in_flight_;
                 ios_.erase(id);
             }

@@ -57,7 +57,7 @@ class IoEngine {
   public:
     struct Done {
         uint64_t id = 0;
-        bool write = false;
+        BlockOp op = BlockOp::Read;
         uint64_t bytes = 0;
         double submit_ns = 0, complete_ns = 0;  // simulated, on the engine's core
         std::string error;                      // empty: done
@@ -73,9 +73,9 @@ class IoEngine {
     IoEngine& operator=(const IoEngine&) = delete;
 
     // Queues an I/O over device ranges (DeviceRange::at: where each lies in `buf`, which stays
-    // until the I/O is reaped). Throws HostFault when iodepth I/Os are in flight already, or a
-    // range lies outside the device.
-    uint64_t submit(bool write, const std::vector<DeviceRange>& ranges, uint8_t* buf);
+    // until the I/O is reaped; a TRIM moves no data and may pass none). Throws HostFault when
+    // iodepth I/Os are in flight already, or a range lies outside the device.
+    uint64_t submit(BlockOp op, const std::vector<DeviceRange>& ranges, uint8_t* buf);
     // Progresses until at least `min` I/Os have finished since the last reap (min 0: none
     // waited for), then hands over every finished one (io_getevents).
     std::vector<Done> reap(size_t min);
@@ -93,7 +93,7 @@ class IoEngine {
         size_t ios = 0;  // I/Os in flight on it
     };
     struct Io {
-        bool write = false;
+        BlockOp op = BlockOp::Read;
         uint64_t bytes = 0;
         size_t queue = 0;
         uint32_t transfers = 0;  // not yet finished
@@ -103,7 +103,7 @@ class IoEngine {
         std::vector<uint32_t> attempts;  // per range: permission retries so far
         uint8_t* buf = nullptr;
     };
-    uint64_t send(size_t queue, bool write, const DeviceRange& r, uint8_t* buf);
+    uint64_t send(size_t queue, BlockOp op, const DeviceRange& r, uint8_t* buf);
 
     host::HostCore& cpu_;
     WillowDriver& driver_;

@@ -324,6 +324,7 @@ constexpr std::pair<uint64_t StoreStats::*, uint32_t> kStoreStats[] = {
     {&StoreStats::padded_units, SPU_OS_STAT_STORE_PADDED_UNITS},
     {&StoreStats::flushes, SPU_OS_STAT_STORE_FLUSHES},
     {&StoreStats::buffered_units, SPU_OS_STAT_STORE_BUFFERED_UNITS},
+    {&StoreStats::trim_records, SPU_OS_STAT_STORE_TRIM_RECORDS},
 };
 }  // namespace
 

@@ -342,7 +342,8 @@ TEST(PlatformDirectIo, TheAsyncEngineRetriesAPermissionMissAndReadsEveryByte) {
         sw::IoEngine engine(cpu, *m.driver, /*kernel=*/false, kDirectIo, m.geometry(),
                             sw::IoEngineConfig::direct_io(8));
         for (uint64_t at = 0; at < kFile; at += kBlock) {
-            engine.submit(false, dio.ranges(fd, at, kBlock, SPU_OS_PERM_READ), got.data() + at);
+            engine.submit(sw::BlockOp::Read, dio.ranges(fd, at, kBlock, SPU_OS_PERM_READ),
+                          got.data() + at);
             max_in_flight = std::max<uint64_t>(max_in_flight, engine.in_flight());
         }
         for (size_t left = kFile / kBlock; left;)

@@ -325,6 +325,57 @@ TEST(SpuOsStore, AMountOnAnotherControllerRecoversEveryAcknowledgedWrite) {
     EXPECT_GT(units_touched, records);  // some records straddle two units
 }
 
+// NVM_TRIM (the store app's handler 15, {addr, n}): the store forgets the whole 4 KiB units
+// inside the range, each mapped one with a TRIM record the FTL programs, so that after a power
+// loss they still read as erased; the units cut at either end keep every byte. Write rights are
+// needed, as for a write, and the range must lie in the store.
+TEST(SpuOsStore, ATrimForgetsTheWholeUnitsInsideItAcrossAPowerLoss) {
+    auto trim = [](Host& h, unsigned spu, uint32_t addr, uint32_t n, uint32_t hre = kKernelHre) {
+        return h.call(spu, kStoreApp, 15, Words{addr, n}, hre);
+    };
+    std::map<uint32_t, std::vector<uint8_t>> kept;  // SPU 1's records that must survive
+    uint32_t forgotten = 0;
+    const std::vector<uint8_t> erased(200, 0xFF);
+    across_a_power_loss(
+        small_store(),
+        [&](Host& h, uint64_t bank) {
+            uint32_t seed = 4242;
+            const uint32_t base = uint32_t(bank);
+            // 200 B at offset 100 of units 1, 2 and 3 of SPU 1's store.
+            for (uint32_t k = 1; k <= 3; ++k) {
+                kept[base + k * kUnit + 100] = random_record(seed, 200);
+                ASSERT_EQ(store(h, 1, base + k * kUnit + 100, kept[base + k * kUnit + 100]),
+                          SPU_OS_OK);
+            }
+            // From unit 1's byte 500 to unit 3's byte 500: unit 2 is the one whole unit inside.
+            forgotten = base + 2 * kUnit + 100;
+            EXPECT_EQ(trim(h, 1, base + kUnit + 500, 2 * kUnit), SPU_OS_OK);
+            EXPECT_EQ(load(h, 1, forgotten, 200), checksum(erased));
+            kept.erase(forgotten);
+            for (const auto& [at, d] : kept) EXPECT_EQ(load(h, 1, at, 200), checksum(d));
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_TRIM_RECORDS), 1u);
+            // Units never written, a range inside one unit, 0 bytes: nothing to record.
+            EXPECT_EQ(trim(h, 1, base + 10 * kUnit, 4 * kUnit), SPU_OS_OK);
+            EXPECT_EQ(trim(h, 1, base + kUnit + 50, 100), SPU_OS_OK);
+            EXPECT_EQ(trim(h, 1, base + kUnit, 0), SPU_OS_OK);
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_TRIM_RECORDS), 1u);
+            EXPECT_EQ(load(h, 1, base + kUnit + 100, 200), checksum(kept[base + kUnit + 100]));
+            // Outside the store (past its end; SPU 0's bank), and without write rights.
+            const uint32_t end = base + h.stat(1, SPU_OS_STAT_STORE_UNITS) * kUnit;
+            EXPECT_EQ(trim(h, 1, end - kUnit, 2 * kUnit), SPU_OS_E_RANGE);
+            EXPECT_EQ(trim(h, 1, 0, kUnit), SPU_OS_E_RANGE);
+            EXPECT_EQ(trim(h, 1, base + kUnit, kUnit, kUserHre), SPU_OS_E_PERMISSION);
+            EXPECT_EQ(load(h, 1, base + kUnit + 100, 200), checksum(kept[base + kUnit + 100]));
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_TRIM_RECORDS), 1u);
+        },
+        [&](Host& h, uint64_t) {
+            // The TRIM record outlives the copy it unmapped.
+            EXPECT_EQ(load(h, 1, forgotten, 200), checksum(erased));
+            for (const auto& [at, d] : kept)
+                EXPECT_EQ(load(h, 1, at, 200), checksum(d)) << std::hex << at;
+        });
+}
+
 // The write cache (ssd.store.write_cache): writes are acknowledged from the FTL's write buffer
 // in SSD memory, which packs four 4 KiB units into each 16 KiB page. What A flushed (STORE_FLUSH)
 // comes back whole on B; of what it wrote after the flush, the units whose page filled were

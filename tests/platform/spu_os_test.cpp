@@ -67,7 +67,7 @@ TEST(SpuOs, InstalledAppServesRpcsInUserMode) {
         for (size_t i = 0; i < payload.size(); ++i) payload[i] = uint8_t(i * 13 + 1);
         EXPECT_EQ(host.call(1, kStoreApp, 0, payload, kUserHre), checksum(payload));
         EXPECT_EQ(host.call(1, kStoreApp, 4, Words{}, kUserHre), SPU_OS_E_NO_RESPONSE);
-        EXPECT_EQ(host.call(1, kStoreApp, 15, Words{}, kUserHre), SPU_OS_E_NO_HANDLER);
+        EXPECT_EQ(host.call(1, kStoreApp, 16, Words{}, kUserHre), SPU_OS_E_NO_HANDLER);
         EXPECT_EQ(host.call(1, kStoreApp, 8, Words{}, kUserHre), SPU_OS_OK);
         // Every bad pointer was refused, and SPU-OS still answers.
         EXPECT_EQ(host.call(1, kStoreApp, 3, Words{}, kUserHre), 0xfu);

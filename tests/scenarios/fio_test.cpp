@@ -186,6 +186,36 @@ TEST(Fio, PreconditioningLeavesAFullStoreThatNeedsGc) {
     EXPECT_EQ(fresh.fio["canopy"]["gc"]["victims"], 0);
 }
 
+// rw=trim: each 4 KiB TRIM goes through Base-IO to the SPU whose stripe holds it, and its FTL
+// unmaps the unit with one TRIM record. On a store written in full every unit trimmed once costs
+// exactly one record and no unit write; on a fresh store there is nothing to unmap (the job
+// trims from 16 MiB of the 53 MiB device on: the file system's blocks lie at its start).
+TEST(Fio, TrimsUnmapEveryUnitTheyCoverWithOneRecordEach) {
+    const std::string job = "[t]\nrw=trim\nbs=4k\noffset=16m\niodepth=8\nnumber_ios=1000\n";
+    const FioResult r = run_fio("fio-trim", job, "--precondition seq");
+    if (r.fio.is_null()) return;
+    const json& t = r.fio["jobs"][0]["trim"];
+    EXPECT_EQ(t["total_ios"], 1000);
+    EXPECT_EQ(t["io_bytes"], 1000 * 4096);
+    EXPECT_GT(t["clat_ns"]["mean"].get<double>(), 0);
+    EXPECT_EQ(r.fio["jobs"][0]["read"]["total_ios"], 0);
+    EXPECT_EQ(r.fio["jobs"][0]["write"]["total_ios"], 0);
+    const json& wa = r.fio["canopy"]["write_amplification"];
+    EXPECT_EQ(wa["trim_records"], 1000);
+    EXPECT_EQ(wa["host_unit_writes"], 0);
+    // The records fill pages as writes do (four to a page; the rest still buffered).
+    EXPECT_EQ(wa["flash_programs"].get<uint64_t>() * 4 + wa["buffered_units_end"].get<uint64_t>(),
+              1000 + wa["buffered_units_start"].get<uint64_t>() +
+                  wa["padded_units"].get<uint64_t>() - wa["buffer_hits"].get<uint64_t>());
+    EXPECT_NE(r.run.out.find("trim: IOPS="), std::string::npos) << r.run.out;
+    EXPECT_NE(r.run.out.find("and 1000 TRIM records"), std::string::npos) << r.run.out;
+    const FioResult fresh = run_fio("fio-trim-fresh", job);
+    if (fresh.fio.is_null()) return;
+    EXPECT_EQ(fresh.fio["jobs"][0]["trim"]["total_ios"], 1000);
+    EXPECT_EQ(fresh.fio["canopy"]["write_amplification"]["trim_records"], 0);
+    EXPECT_EQ(fresh.fio["canopy"]["write_amplification"]["flash_programs"], 0);
+}
+
 // The FTL decides from the pages' metadata alone, which a timing-only array still keeps: at
 // queue depth 1 (the same order of writes) it programs, collects and copies exactly what it
 // does on the functional array, while no page data is kept.

@@ -117,7 +117,7 @@ TEST(FioJobFile, BssplitSharesWhatTheOthersLeave) {
 
 TEST(FioJobFile, BadValuesNameTheLineAndTheOption) {
     expect_error("[j]\nrw=sideways\n", "line 2", "rw=sideways: unknown");
-    expect_error("[j]\nrw=trim\n", "line 2", "TRIM is not modelled");
+    expect_error("[j]\nrw=trimwrite\n", "line 2", "rw=trimwrite: not modelled");
     expect_error("[j]\niodepth=0\n", "line 2", "iodepth=0");
     expect_error("[j]\niodepth=1025\n", "line 2", "from 1 to 1024");
     expect_error("[j]\niodepth=-1\n", "line 2", "iodepth=-1");

@@ -64,8 +64,19 @@ static void block_write(const struct spu_rpc_header* h) {
     rpc_send_response(r);
 }
 
+/* TRIM {addr, bytes}: the store forgets the whole units inside the range. */
+static void block_trim(const struct spu_rpc_header* h) {
+    struct block_io_write_args a;
+    uint32_t r = check_origin(h);
+    if (!r && h->length != sizeof a) r = BLOCK_IO_E_LENGTH;
+    if (!r) r = rpc_receive_bytes(&a, sizeof a);
+    if (!r && a.bytes == 0) r = BLOCK_IO_E_LENGTH;
+    if (!r) r = nvm_trim(a.addr, a.bytes);
+    rpc_send_response(r);
+}
+
 #if BLOCK_IO_KERNEL_ONLY
-SPU_APP(SPU_HANDLERS(block_read, block_write));
+SPU_APP(SPU_HANDLERS(block_read, block_write, block_trim));
 #else
 /* Append's open files. Handlers of one app run one at a time between waits, so the counters
  * need no lock; `chunk` carries forwarded data from the payload into a WRITE, never across a
@@ -182,5 +193,5 @@ static void append_close(const struct spu_rpc_header* h) {
     rpc_send_response(r);
 }
 
-SPU_APP(SPU_HANDLERS(block_read, block_write, append_open, append, append_close));
+SPU_APP(SPU_HANDLERS(block_read, block_write, block_trim, append_open, append, append_close));
 #endif

@@ -22,6 +22,12 @@
 #define BLOCK_IO_READ 0
 /* WRITE {addr, bytes} + bytes of data -> stored; the response. */
 #define BLOCK_IO_WRITE 1
+/* TRIM {addr, bytes} (struct block_io_write_args, no data; bytes > 0, any length within the
+ * store): the store forgets the whole mapping units inside the range (the NVMe Deallocate and
+ * ATA TRIM a host's discard becomes). On the flash they read as erased (0xFF bytes) from then
+ * on, across power loss; the partial units at either end keep their data; the SSD-memory store
+ * has no map and keeps everything. Needs write rights on the range. */
+#define BLOCK_IO_TRIM 2
 
 /* The request a READ sends to its originating HRE (through the READ's sender, the bridge),
  * payload struct block_io_data + bytes. The host answers it 0 once it has the data (any other
@@ -48,9 +54,9 @@ struct block_io_data {
  * WRITE to the SPU that holds them, all at once), and once no append of the file is under way
  * writes the new size into the inode: a size never covers data not yet written. APPEND_CLOSE
  * ends it; the kernel then reads the inode back. */
-#define BLOCK_IO_APPEND_OPEN 2  /* struct block_io_append_open (kernel HREs only) */
-#define BLOCK_IO_APPEND 3       /* struct block_io_append_args + bytes of data */
-#define BLOCK_IO_APPEND_CLOSE 4 /* {handle} (kernel HREs only) */
+#define BLOCK_IO_APPEND_OPEN 3  /* struct block_io_append_open (kernel HREs only) */
+#define BLOCK_IO_APPEND 4       /* struct block_io_append_args + bytes of data */
+#define BLOCK_IO_APPEND_CLOSE 5 /* {handle} (kernel HREs only) */
 #define BLOCK_IO_APPEND_FILES 4u
 #define BLOCK_IO_APPEND_EXTENTS 8u
 #define BLOCK_IO_BLOCK_BYTES 4096u /* extents count file-system blocks */

@@ -57,6 +57,11 @@ static inline uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
 }
 /* What this SPU's store has acknowledged survives power loss once this returns SPU_OS_OK. */
 static inline uint32_t nvm_flush(void) { return spu_syscall(SPU_SYS_NVM_FLUSH, 0, 0, 0, 0); }
+/* The store forgets the whole units inside [nvm_addr, nvm_addr + n) (write rights needed):
+ * on the flash they read as 0xFF bytes from then on. */
+static inline uint32_t nvm_trim(uint32_t nvm_addr, uint32_t n) {
+    return spu_syscall(SPU_SYS_NVM_TRIM, nvm_addr, n, 0, 0);
+}
 static inline uint32_t spu_puts(const char* s) {
     uint32_t n = 0;
     while (s[n]) ++n;

@@ -2,8 +2,8 @@
  * 3's read handler): echo, NVM write and read through the permission check, a bad pointer, a
  * handler that forgets to respond, the dispatch cost, a synchronous RPC to another SPU, and a call
  * into another app, a slow handler, a probe of the in-flash computing call (SPU_SYS_FC), an
- * NVM-to-NVM copy, a fan-out of requests awaited together, and a relay of any request (the
- * attacker of the protection tests).
+ * NVM-to-NVM copy, a fan-out of requests awaited together, a relay of any request (the
+ * attacker of the protection tests), and a TRIM.
  * Handlers respond with a result the host test checks. */
 #include "spu_app.h"
 
@@ -173,5 +173,13 @@ static void relay(const struct spu_rpc_header* h) {
     rpc_send_response(r);
 }
 
+/* 15: {addr, n}: the store forgets the whole units in [addr, addr + n); the call's result. */
+static void trim(const struct spu_rpc_header* h) {
+    (void)h;
+    uint32_t r = rpc_receive_bytes(args, 8);
+    if (!r) r = nvm_trim(args[0], args[1]);
+    rpc_send_response(r);
+}
+
 SPU_APP(SPU_HANDLERS(echo, store, load, bad_pointer, forgetful, dispatch_cost, forward, call, hello,
-                     ask_host, slow_echo, fc_probe, copy, fan_out, relay));
+                     ask_host, slow_echo, fc_probe, copy, fan_out, relay, trim));

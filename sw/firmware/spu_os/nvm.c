@@ -367,6 +367,17 @@ uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
     return r == SPU_OS_OK && st.write_through ? result_of(ftl_flush(&ftl)) : r;
 }
 
+uint32_t nvm_trim(uint32_t addr, uint32_t n) {
+    st.waited = 0;
+    if (!in_store(addr, n)) return SPU_OS_E_RANGE;
+    if (!st.attached || n == 0) return SPU_OS_OK;
+    const uint64_t rel = addr - st.nvm_base, u = st.unit_bytes;
+    const uint32_t first = (uint32_t)((rel + u - 1) / u), end = (uint32_t)((rel + n) / u);
+    if (end <= first) return SPU_OS_OK; /* no whole unit inside */
+    const uint32_t r = result_of(ftl_trim(&ftl, first, end - first));
+    return r == SPU_OS_OK && st.write_through ? result_of(ftl_flush(&ftl)) : r;
+}
+
 int nvm_waited(void) { return st.waited; }
 
 uint32_t nvm_flush(void) {
@@ -499,6 +510,9 @@ int nvm_stat(uint32_t which, uint32_t* value) {
             break;
         case SPU_OS_STAT_STORE_BUFFERED_UNITS:
             *value = s.buffered_units;
+            break;
+        case SPU_OS_STAT_STORE_TRIM_RECORDS:
+            *value = (uint32_t)s.trim_records;
             break;
         case SPU_OS_STAT_STORE_HOST_WRITES:
             *value = (uint32_t)s.host_writes;

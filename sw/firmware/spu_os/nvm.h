@@ -27,6 +27,9 @@ uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n, uint32_t process)
 /* The FTL's write buffer to the flash (SPU_SYS_NVM_FLUSH, SPU_OS_RPC_STORE_FLUSH); SPU_OS_OK at
  * once while the store is SSD memory. */
 uint32_t nvm_flush(void);
+/* Unmaps the store's whole units inside [addr, addr + n) (the permission check is done; the
+ * SSD-memory store has no map and keeps its bytes); outside the store SPU_OS_E_RANGE. */
+uint32_t nvm_trim(uint32_t addr, uint32_t n);
 /* 1 when the last transfer waited for the flash (SPU-OS then restarts the handler's watchdog). */
 int nvm_waited(void);
 /* A SPU_OS_STAT_STORE_* statistic into *value; 0 when `which` is not one. */

@@ -95,7 +95,9 @@
 #define SPU_SYS_NVM_COPY 14 /* (dst, src, n): NVM -> NVM (read rights on src, write on dst) */
 #define SPU_SYS_NVM_FLUSH 15 /* (): the store's write buffer to the flash: what the store has \
                                 acknowledged survives power loss (docs/spu_os.md "The store") */
-#define SPU_SYS_COUNT 16
+#define SPU_SYS_NVM_TRIM 16 /* (nvm_addr, n): the store forgets the whole units in the range \
+                               (write rights; docs/spu_os.md "The store") */
+#define SPU_SYS_COUNT 17
 
 /* --- Kernel RPCs: app 0, handler below; all but PING need an origin HRE of the kernel ------
  * Payloads are little-endian uint32_t words. */
@@ -147,6 +149,7 @@
 #define SPU_OS_STAT_STORE_FLUSHES 47        /* write buffer flushes (asked for, or after each \
                                                write when write-through) */
 #define SPU_OS_STAT_STORE_BUFFERED_UNITS 48 /* units in the write buffer now, not programmed */
+#define SPU_OS_STAT_STORE_TRIM_RECORDS 49   /* TRIM records written (a unit each) */
 
 /* --- RPCs SPU-OS sends to the host kernel (bridge node, dst_hre 0), app 0 ---------------- */
 #define SPU_OS_RPC_NOTIFY_FAULT 0x10     /* struct spu_os_fault_notice */

@@ -240,6 +240,14 @@ uint32_t spu_os_denied(uint32_t result, uint32_t what, uint32_t a, uint32_t b) {
     return result;
 }
 
+/* After a store operation on [addr, addr + n) that returned r. */
+static uint32_t nvm_done(uint32_t r, uint32_t addr, uint32_t n) {
+    /* The watchdog budgets the handler's own time, not the flash's (GC may take milliseconds). */
+    if (nvm_waited()) arm_watchdog();
+    /* Outside the store: the kernel's requests pass the permission check, not this one. */
+    return r == SPU_OS_E_RANGE ? spu_os_denied(r, SPU_OS_DENIED_RANGE, addr, n) : r;
+}
+
 /* A transfer between the SSD memory and app data or the network interface. */
 static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum spu_port other) {
     if (other == SPU_PORT_DMEM && !user_buffer(ptr, n)) return SPU_OS_E_BAD_POINTER;
@@ -247,12 +255,9 @@ static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum sp
     if (!nvm_allowed(addr, n ? n : 1, to_nvm ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ))
         return SPU_OS_E_PERMISSION;
     if (n == 0) return SPU_OS_OK;
-    const uint32_t r =
-        other == SPU_PORT_DRAM ? nvm_copy(addr, ptr, n) : nvm_transfer(addr, other, ptr, n, to_nvm);
-    /* The watchdog budgets the handler's own time, not the flash's (GC may take milliseconds). */
-    if (nvm_waited()) arm_watchdog();
-    /* Outside the store: the kernel's requests pass the permission check, not this one. */
-    return r == SPU_OS_E_RANGE ? spu_os_denied(r, SPU_OS_DENIED_RANGE, addr, n) : r;
+    return nvm_done(other == SPU_PORT_DRAM ? nvm_copy(addr, ptr, n)
+                                           : nvm_transfer(addr, other, ptr, n, to_nvm),
+                    addr, n);
 }
 
 /* Takes the responses that arrived: the running handler's awaited ones into its state, the
@@ -405,6 +410,10 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
         case SPU_SYS_NVM_COPY:
             r = nvm_allowed(a1, a2 ? a2 : 1, SPU_OS_PERM_READ) ? nvm(a0, a1, a2, 1, SPU_PORT_DRAM)
                                                                : SPU_OS_E_PERMISSION;
+            break;
+        case SPU_SYS_NVM_TRIM:
+            r = nvm_allowed(a0, a1 ? a1 : 1, SPU_OS_PERM_WRITE) ? nvm_done(nvm_trim(a0, a1), a0, a1)
+                                                                : SPU_OS_E_PERMISSION;
             break;
         case SPU_SYS_NVM_FLUSH:
             r = nvm_flush();
