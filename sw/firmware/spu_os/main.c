@@ -137,7 +137,7 @@ int main(void) {
     spu_write(" app slots\n");
     for (;;) {
         route_responses();
-        const uint64_t deadline = spu_os_expire_threads(spu_mtime());
+        const uint64_t deadline = spu_os_expire_threads();
         /* Handlers whose response came go first: they hold lanes and requests wait for them. */
         const int t = spu_os_ready_thread();
         if (t >= 0) {

@@ -103,8 +103,9 @@ void spu_os_route_response(unsigned tag, uint32_t result);
 /* A suspended handler whose response came, or -1; spu_os_resume() runs it on. */
 int spu_os_ready_thread(void);
 /* Makes ready, with SPU_OS_E_TIMEOUT, the suspended handlers that waited SPU_OS_WAIT_TIMEOUT_US
- * by mtime `now`; returns the earliest deadline of the others (0: none waits). */
-uint64_t spu_os_expire_threads(uint64_t now);
+ * by now (mtime, read only while one is suspended); returns the earliest deadline of the others
+ * (0: none waits). */
+uint64_t spu_os_expire_threads(void);
 enum run_outcome spu_os_resume(int thread);
 
 /* mie bits: SPU-OS sleeps on the external interrupt (the network interface) and lets only the

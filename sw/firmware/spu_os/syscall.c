@@ -46,6 +46,7 @@ static struct thread {
     uint64_t deadline; /* mtime by which the response must come */
     struct context* ctx;
 } threads[THREADS];
+static unsigned suspended; /* threads used: the scans below skip their loops when none is */
 
 static void run_in(struct context* c) {
     running = c;
@@ -129,7 +130,7 @@ enum run_outcome spu_os_run_handler(unsigned slot, unsigned lane, unsigned h) {
 int spu_os_free_lane(unsigned slot, int busy) {
     for (unsigned lane = 0; lane < SPU_OS_LANES; ++lane) {
         int held = (int)lane == busy;
-        for (unsigned t = 0; t < THREADS; ++t)
+        for (unsigned t = 0; t < THREADS && suspended; ++t)
             held |= threads[t].used && threads[t].slot == slot && threads[t].lane == lane;
         if (!held) return (int)lane;
     }
@@ -152,7 +153,7 @@ static int all_answered(const struct rpc_state* r) {
 }
 
 void spu_os_route_response(unsigned tag, uint32_t result) {
-    for (unsigned t = 0; t < THREADS; ++t)
+    for (unsigned t = 0; t < THREADS && suspended; ++t)
         if (threads[t].used && !threads[t].ready && accept(&threads[t].ctx->rpc, tag, result)) {
             threads[t].ready = all_answered(&threads[t].ctx->rpc);
             threads[t].result = threads[t].ctx->rpc.result;
@@ -160,7 +161,9 @@ void spu_os_route_response(unsigned tag, uint32_t result) {
         }
 }
 
-uint64_t spu_os_expire_threads(uint64_t now) {
+uint64_t spu_os_expire_threads(void) {
+    if (!suspended) return 0;
+    const uint64_t now = spu_mtime();
     uint64_t next = 0;
     for (unsigned i = 0; i < THREADS; ++i) {
         struct thread* t = &threads[i];
@@ -177,7 +180,7 @@ uint64_t spu_os_expire_threads(uint64_t now) {
 }
 
 int spu_os_ready_thread(void) {
-    for (unsigned t = 0; t < THREADS; ++t)
+    for (unsigned t = 0; t < THREADS && suspended; ++t)
         if (threads[t].used && threads[t].ready) return (int)t;
     return -1;
 }
@@ -185,6 +188,7 @@ int spu_os_ready_thread(void) {
 enum run_outcome spu_os_resume(int i) {
     struct thread* t = &threads[i];
     t->used = 0;
+    --suspended;
     run_in(t->ctx);
     spu_os_rpc->awaiting = 0; /* the wait is over, answered or timed out */
     ni_set_origin(spu_os_rpc->h.origin);
@@ -272,7 +276,7 @@ static int take_responses(struct rpc_state* r) {
     return all_answered(r);
 }
 
-static struct spu_os_frame* wait_response(struct spu_os_frame* f) {
+__attribute__((noinline)) static struct spu_os_frame* wait_response(struct spu_os_frame* f) {
     struct rpc_state* r = spu_os_rpc;
     if (!r->awaiting) {
         f->x[REG_A0] = SPU_OS_E_STATE;
@@ -293,6 +297,7 @@ static struct spu_os_frame* wait_response(struct spu_os_frame* f) {
         if (!r->popped) ni_pop_request();
         r->popped = 1;
         t->used = 1;
+        ++suspended;
         t->ready = 0;
         t->slot = (uint8_t)level[0].slot;
         t->lane = (uint8_t)level[0].lane;
@@ -319,7 +324,7 @@ static struct spu_os_frame* wait_response(struct spu_os_frame* f) {
 }
 
 /* Inter-app call: function `fn` of app `callee`, if the caller's grants allow it. */
-static struct spu_os_frame* call(struct spu_os_frame* f) {
+__attribute__((noinline)) static struct spu_os_frame* call(struct spu_os_frame* f) {
     const uint32_t callee = f->x[REG_A0], fn = f->x[REG_A1];
     const struct app_slot* caller = &spu_os_slots[level[depth].slot];
     const int s = depth == 0 ? spu_os_find_app(callee) : -1; /* one level deep */
@@ -443,7 +448,8 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
 
 /* The app faulted [Willow 3.1: an access outside its segments raises an exception, and SPU-OS
  * tells the kernel by an RPC]: it is disabled, and the host kernel hears which app, why, where. */
-static struct spu_os_frame* fault(struct spu_os_frame* f, uint32_t mcause, uint32_t mtval) {
+__attribute__((noinline, cold)) static struct spu_os_frame* fault(struct spu_os_frame* f, uint32_t mcause,
+                                                                 uint32_t mtval) {
     struct app_slot* a = &spu_os_slots[level[depth].slot];
     a->state = SLOT_DISABLED;
     ++spu_os_stats[SPU_OS_STAT_FAULTS];
