@@ -90,8 +90,8 @@ void add_config_options(po::options_description& d, app::RunOptions& o) {
 
 // --model LIB.so (repeatable): TLM-2.0 models from outside, loaded before the configuration is
 // read, since their keys (model.NAME.*) are part of it (platform/user_model.hpp).
-void add_model_option(po::options_description& d, app::RunOptions& o) {
-    d.add_options()("model", po::value(&o.models)->composing(),
+void add_model_option(po::options_description& d, std::vector<std::string>& models) {
+    d.add_options()("model", po::value(&models)->composing(),
                     "load a model library built against Canopy (docs/sdk.md): its TLM-2.0 "
                     "models join the platform where they attach, their keys as model.NAME.* "
                     "(repeatable)");
@@ -104,8 +104,8 @@ void add_precondition_option(po::options_description& d, app::RunOptions& o) {
                     "rand: in order, then as many 4 KiB writes to random units, for GC's steady "
                     "state), worked out by the FTL without simulated time (docs/storage.md)");
 }
-void load_models(const app::RunOptions& o) {
-    for (const std::string& m : o.models) platform::ModelRegistry::global().load(m);
+void load_models(const std::vector<std::string>& models) {
+    for (const std::string& m : models) platform::ModelRegistry::global().load(m);
 }
 
 const char* const kLogHelp =
@@ -198,7 +198,7 @@ int cmd_run(const std::string& cmd, const std::vector<std::string>& args) {
         d.add_options()("script", po::value(&o.script)->required(),
                         "the command script (format: traces/README.md)");
     add_run_options(d, o);
-    add_model_option(d, o);
+    add_model_option(d, o.models);
     if (cmd == "run") d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp);
     d.add_options()("host-program", po::value(&o.host_program),
                     "run a host program built outside Canopy: CORE=PATH.so[:SYMBOL], a shared "
@@ -214,7 +214,7 @@ int cmd_run(const std::string& cmd, const std::vector<std::string>& args) {
     po::positional_options_description pos;
     pos.add("script", 1);
     auto vm = parse(cmd, args, d, cmd == "flash" ? &pos : nullptr);
-    load_models(o);
+    load_models(o.models);
     o.seed = whole<uint64_t>(vm, cmd, "seed", 0, UINT64_MAX);
     o.gdb_port = gdb_port(vm, cmd);
     return app::run_session(o);
@@ -237,14 +237,14 @@ int cmd_replay(const std::vector<std::string>& args) {
         "timed", po::bool_switch(&o.timed),
         "issue each request no earlier than its timestamp (default: as fast as they complete)");
     add_run_options(d, o.run, "trace-json");
-    add_model_option(d, o.run);
+    add_model_option(d, o.run.models);
     add_precondition_option(d, o.run);
     d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp)("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("trace", 1);
     auto vm = parse("replay", args, d, &pos);
-    load_models(o.run);
+    load_models(o.run.models);
     o.run.seed = whole<uint64_t>(vm, "replay", "seed", 0, UINT64_MAX);
     o.threads = whole<uint32_t>(vm, "replay", "threads", 1, UINT32_MAX).value_or(2);
     o.iodepth = whole<uint32_t>(vm, "replay", "iodepth", 1, 1024).value_or(1);
@@ -263,14 +263,14 @@ int cmd_fio(const std::vector<std::string>& args) {
         "output-format", po::value(&o.output_format)->default_value("normal"),
         "normal (fio's text) or json (fio's JSON on stdout); OUT/fio.json is written either way");
     add_run_options(d, o.run, "trace-json");
-    add_model_option(d, o.run);
+    add_model_option(d, o.run.models);
     add_precondition_option(d, o.run);
     d.add_options()("gdb", po::value<Whole<uint32_t>>(), kGdbHelp)("help", "this help");
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("job-file", 1);
     auto vm = parse("fio", args, d, &pos);
-    load_models(o.run);
+    load_models(o.run.models);
     o.run.seed = whole<uint64_t>(vm, "fio", "seed", 0, UINT64_MAX);
     o.run.gdb_port = gdb_port(vm, "fio");
     return app::run_fio(o);
@@ -280,11 +280,10 @@ int cmd_exp(const std::vector<std::string>& args) {
     std::string name, out = "out";
     experiments::ExpOptions opt;
     bool list = false, quiet = false, no_figures = false;
-    std::vector<std::string> log_rules;
+    std::vector<std::string> log_rules, models;
     po::options_description d(
         "canopy exp NAME [--quick] [--no-figures] [--workload W] [--config FILE] [--set key=value "
-        "...] "
-        "[--out DIR] | canopy exp --list");
+        "...] [--model LIB.so ...] [--out DIR] | canopy exp --list");
     d.add_options()("name", po::value(&name), "experiment to run")("list", po::bool_switch(&list),
                                                                    "list the experiments")(
         "quick", po::bool_switch(&opt.quick), "fewer samples, for a fast look")(
@@ -308,10 +307,13 @@ int cmd_exp(const std::vector<std::string>& args) {
         "for an experiment whose machines run SPU firmware: each machine serves GDB on TCP PORT "
         "in turn (0: any free port, printed), every SPU core a thread, halted at reset; writes "
         "OUT/NAME.gdbinit")("help", "this help");
+    // The experiment's machines are built in child processes, which inherit the models.
+    add_model_option(d, models);
     if (wants_help(args)) return std::cout << d << "\n", 0;
     po::positional_options_description pos;
     pos.add("name", 1);
     const auto vm = parse("exp", args, d, &pos);
+    load_models(models);
     opt.debug.gdb_port = gdb_port(vm, "exp");
     opt.figures = !no_figures;
     // Every machine the experiment builds starts from these: warnings only, so that the SPU
@@ -443,7 +445,7 @@ int cmd_config(const std::vector<std::string>& args) {
     po::options_description d(
         "canopy config --dump [--json] [--iss] [--config FILE] [--set key=value ...]");
     add_config_options(d, o);
-    add_model_option(d, o);
+    add_model_option(d, o.models);
     d.add_options()("dump", po::bool_switch(&dump),
                     "print every key: value, unit, description, default")(
         "json", po::bool_switch(&json), "print the effective configuration as a JSON config file")(
@@ -452,7 +454,7 @@ int cmd_config(const std::vector<std::string>& args) {
     if (wants_help(args)) return std::cout << d << "\n", 0;
     parse("config", args, d);
     if (!dump && !json) throw InputError("canopy config", "", "say --dump or --json");
-    load_models(o);
+    load_models(o.models);
     platform::PlatformConfig cfg;
     platform::IssConfig iss_cfg;
     std::cout << core::dump_params(iss ? platform::load_config(iss_cfg, o.config_file, o.overrides)

@@ -300,6 +300,25 @@ TEST(BringYourOwn, AModelOnAFlashChannelServesItsCommands) {
     EXPECT_TRUE(s["modules"].contains("model.slow_nand.ch.die0")) << s["modules"].dump();
 }
 
+// `canopy exp --model`: the experiment's machines (built in child processes) get the model and
+// its keys; the effective configuration it writes records them; a key of a model not loaded,
+// and a place the model cannot take, are refused before anything runs.
+TEST(BringYourOwn, AnExperimentsMachinesTakeModelsFromOutside) {
+    const std::string d = scratch("sdk-exp-model");
+    const std::string exp = "exp rpc-latency --quick --no-figures ";
+    const std::string model = "--model " + kModels + "/nand_channel.so ";
+    const auto r = run_canopy(exp + model +
+                                  "--set model.slow_nand.channel=0 --set "
+                                  "model.slow_nand.t_read_slc_us=45 --quiet --out " + d + "/out",
+                              d);
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    const json c = json::parse(slurp(d + "/out/rpc-latency.config.json"));
+    EXPECT_EQ(c["model"]["slow_nand"]["channel"], 0) << c.dump();
+    EXPECT_EQ(c["model"]["slow_nand"]["t_read_slc_us"], 45) << c.dump();
+    expect_refused(exp + "--set model.slow_nand.channel=0", "model.slow_nand.channel");
+    expect_refused(exp + model + "--set model.slow_nand.channel=9", "no such flash channel");
+}
+
 // The SSD calls of the host program ABI: a version 1 program still runs; misuse is a fault of
 // the program alone, named.
 TEST(BringYourOwn, HostProgramsSsdCallsFaultOnMisuseAndOldProgramsRun) {
