@@ -303,6 +303,12 @@ uint32_t nvm_attach(void) {
     return SPU_OS_OK;
 }
 
+/* After a store change that returned r: write-through (no write cache) flushes the FTL's buffer
+ * before the call answers, so that what it acknowledged is on the flash. */
+static uint32_t durable(uint32_t r) {
+    return r == SPU_OS_OK && st.write_through ? result_of(ftl_flush(&ftl)) : r;
+}
+
 /* [addr, addr + n) inside the store: what the FTL offers, or before the flash is attached, the
  * SPU's bank of SSD memory (the store_* registers; not another SPU's bank or beyond). */
 static int in_store(uint32_t addr, uint32_t n) {
@@ -344,7 +350,7 @@ uint32_t nvm_transfer(uint32_t addr, enum spu_port other, uint32_t ptr, uint32_t
         rel += len;
         n -= len;
     }
-    return to_nvm && st.write_through ? result_of(ftl_flush(&ftl)) : SPU_OS_OK;
+    return to_nvm ? durable(SPU_OS_OK) : SPU_OS_OK;
 }
 
 uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
@@ -364,7 +370,7 @@ uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
         d += len;
         n -= len;
     }
-    return r == SPU_OS_OK && st.write_through ? result_of(ftl_flush(&ftl)) : r;
+    return durable(r);
 }
 
 uint32_t nvm_trim(uint32_t addr, uint32_t n) {
@@ -374,8 +380,7 @@ uint32_t nvm_trim(uint32_t addr, uint32_t n) {
     const uint64_t rel = addr - st.nvm_base, u = st.unit_bytes;
     const uint32_t first = (uint32_t)((rel + u - 1) / u), end = (uint32_t)((rel + n) / u);
     if (end <= first) return SPU_OS_OK; /* no whole unit inside */
-    const uint32_t r = result_of(ftl_trim(&ftl, first, end - first));
-    return r == SPU_OS_OK && st.write_through ? result_of(ftl_flush(&ftl)) : r;
+    return durable(result_of(ftl_trim(&ftl, first, end - first)));
 }
 
 int nvm_waited(void) { return st.waited; }

@@ -215,8 +215,10 @@ static void record_max(unsigned last, unsigned max, uint32_t value) {
 
 /* The permission check on an NVM transfer for the request's originating process; a miss is
  * reported to the host kernel [Willow 3.1: "a permission miss ... SPU-OS sends an RPC to the
- * kernel"]. The host kernel itself (process 0) may reach everything. */
-static int nvm_allowed(uint32_t addr, uint32_t n, uint32_t rights) {
+ * kernel"]. The host kernel itself (process 0) may reach everything. 0 bytes: the rights on the
+ * byte at addr. */
+static int nvm_allowed(uint32_t addr, uint32_t bytes, uint32_t rights) {
+    const uint32_t n = bytes ? bytes : 1;
     const uint32_t process = SPU_OS_PROCESS(spu_os_rpc->h.origin);
     if (process == 0) return 1;
     const uint32_t t0 = read_mcycle(), i0 = read_minstret();
@@ -256,7 +258,7 @@ static uint32_t nvm_done(uint32_t r, uint32_t addr, uint32_t n) {
 static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum spu_port other) {
     if (other == SPU_PORT_DMEM && !user_buffer(ptr, n)) return SPU_OS_E_BAD_POINTER;
     /* A transfer of 0 bytes only checks the rights (on the byte at addr). */
-    if (!nvm_allowed(addr, n ? n : 1, to_nvm ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ))
+    if (!nvm_allowed(addr, n, to_nvm ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ))
         return SPU_OS_E_PERMISSION;
     if (n == 0) return SPU_OS_OK;
     return nvm_done(other == SPU_PORT_DRAM ? nvm_copy(addr, ptr, n)
@@ -413,12 +415,12 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
             r = nvm(a0, 0, a1, 1, SPU_PORT_NI_RX);
             break;
         case SPU_SYS_NVM_COPY:
-            r = nvm_allowed(a1, a2 ? a2 : 1, SPU_OS_PERM_READ) ? nvm(a0, a1, a2, 1, SPU_PORT_DRAM)
-                                                               : SPU_OS_E_PERMISSION;
+            r = nvm_allowed(a1, a2, SPU_OS_PERM_READ) ? nvm(a0, a1, a2, 1, SPU_PORT_DRAM)
+                                                      : SPU_OS_E_PERMISSION;
             break;
         case SPU_SYS_NVM_TRIM:
-            r = nvm_allowed(a0, a1 ? a1 : 1, SPU_OS_PERM_WRITE) ? nvm_done(nvm_trim(a0, a1), a0, a1)
-                                                                : SPU_OS_E_PERMISSION;
+            r = nvm_allowed(a0, a1, SPU_OS_PERM_WRITE) ? nvm_done(nvm_trim(a0, a1), a0, a1)
+                                                       : SPU_OS_E_PERMISSION;
             break;
         case SPU_SYS_NVM_FLUSH:
             r = nvm_flush();
