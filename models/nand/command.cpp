@@ -67,6 +67,8 @@ void CommandExt::clear() {
     energy_pj = 0;
     issue_ps = done_ps = 0;
     array_start_ps = array_end_ps = 0;
+    flips_known = false;
+    flips.clear();
 }
 
 }  // namespace canopy::nand

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/payload.hpp"
 
@@ -90,6 +91,12 @@ struct CommandExt : core::Extension<CommandExt> {
     double energy_pj = 0;
     uint64_t issue_ps = 0, done_ps = 0;
     uint64_t array_start_ps = 0, array_end_ps = 0;  // the array operation, if any
+    // Data out, a simulation aid beyond ONFI: whether the die knows the raw bit errors in the
+    // bytes it moved, and their positions (bits of the page image, increasing). The flash
+    // controller's ECC corrects a codeword with no more than t of them by undoing them, which
+    // is exactly what its decoder would do (flash_controller.cpp).
+    bool flips_known = false;
+    std::vector<uint64_t> flips;
 
     bool ok() const { return error.empty(); }
     CommandExt& cmd(uint8_t v);

@@ -442,9 +442,7 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
                 SenseFlags f;
                 if (d.op == OpKind::CacheRead) {
                     // The page sensed before moves to the cache latch, then the new one is sensed.
-                    Plane& p = *planes_[pl];
-                    if (functional)
-                        std::memcpy(p.latch(Plane::C), p.latch(Plane::S), p.page_words() * 8);
+                    planes_[pl]->cache_from_sense();
                     f = SenseFlags{false, true, false, false};
                 }
                 auto r =
@@ -457,17 +455,14 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
             break;
         }
         case OpKind::CacheReadEnd: {
-            Plane& p = *planes_[last_plane_];
-            if (functional) std::memcpy(p.latch(Plane::C), p.latch(Plane::S), p.page_words() * 8);
+            planes_[last_plane_]->cache_from_sense();
             array_us = T.t_cache_busy_us;
             break;
         }
         case OpKind::DataOut: {
-            Plane& p = *planes_[d.explicit_plane ? plane : last_plane_];
+            const Plane& p = *planes_[d.explicit_plane ? plane : last_plane_];
             if (functional && data)
-                std::memcpy(data + d.dout_offset,
-                            reinterpret_cast<const uint8_t*>(p.latch(Plane::C)) + d.column,
-                            d.dout_length);
+                c.flips_known = p.data_out(d.column, data + d.dout_offset, d.dout_length, &c.flips);
             break;
         }
         case OpKind::Program: {
@@ -482,10 +477,8 @@ void Die::run(CommandExt& c, Decoded& d, uint8_t* data, const sc_time& at, uint6
                 codec_.decode(d.rows[i], pl, b, w);
                 Plane& p = *planes_[pl];
                 p.load_begin();
-                if (functional && data && d.din_length[i]) {
-                    std::memcpy(reinterpret_cast<uint8_t*>(p.latch(Plane::C)) + d.din_column[i],
-                                data + d.din_offset[i], d.din_length[i]);
-                }
+                if (functional && data && d.din_length[i])
+                    p.data_in(d.din_column[i], data + d.din_offset[i], d.din_length[i]);
                 p.program(b, w, d.mode, d.scramble, esp_factor(), now_s);
             }
             break;

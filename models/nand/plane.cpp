@@ -36,7 +36,7 @@ BlockState& Plane::touch(uint32_t b) {
     return it->second;
 }
 
-uint64_t* Plane::latch(Latch l) {
+uint64_t* Plane::cells(Latch l) {
     if (!functional_) return nullptr;
     auto& p = latches_[l];
     if (!p) {
@@ -45,6 +45,11 @@ uint64_t* Plane::latch(Latch l) {
         std::fill_n(p.get(), words_, l == C ? 0ull : kOnes);
     }
     return p.get();
+}
+
+uint64_t* Plane::latch(Latch l) {
+    flips_[l].known = false;
+    return cells(l);
 }
 
 static bool slc_like(CellMode m) { return m == CellMode::Slc || m == CellMode::Esp; }
@@ -86,10 +91,10 @@ void Plane::program(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble, d
     if (!functional_) return;
     // The cache register hands the page to a data latch that drives the program (two for the
     // multi-level modes, which keep the page while the other levels are placed).
-    uint64_t* c = latch(C);
-    uint64_t* d1 = latch(D1);
+    uint64_t* c = cells(C);
+    uint64_t* d1 = cells(D1);
     std::memcpy(d1, c, words_ * 8);
-    if (!slc_like(mode)) std::memcpy(latch(D2), c, words_ * 8);
+    if (!slc_like(mode)) std::memcpy(cells(D2), c, words_ * 8);
     p.data.reset(new uint64_t[words_]);
     std::memcpy(p.data.get(), d1, words_ * 8);
     if (scramble == Scramble::OnDie) this->scramble(p.data.get(), b, wl);
@@ -98,7 +103,7 @@ void Plane::program(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble, d
 void Plane::program_image(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble,
                           const uint8_t* bytes, size_t n, double now_s) {
     load_begin();
-    if (uint64_t* c = latch(C)) std::memcpy(c, bytes, std::min<size_t>(n, size_t(words_) * 8));
+    data_in(0, bytes, uint32_t(std::min<size_t>(n, size_t(words_) * 8)));
     program(b, wl, mode, scramble, 0.0, now_s);
 }
 
@@ -111,7 +116,32 @@ void Plane::erase(uint32_t b) {
 }
 
 void Plane::load_begin() {
-    if (uint64_t* c = latch(C)) std::fill_n(c, words_, kOnes);
+    flips_[C].known = false;
+    if (uint64_t* c = cells(C)) std::fill_n(c, words_, kOnes);
+}
+
+void Plane::cache_from_sense() {
+    flips_[C] = flips_[S];
+    if (functional_) std::memcpy(cells(C), cells(S), words_ * 8);
+}
+
+void Plane::data_in(uint32_t column, const uint8_t* src, uint32_t n) {
+    // New bytes over whatever the latch held: no longer one sensing's result.
+    if (uint64_t* c = latch(C)) std::memcpy(reinterpret_cast<uint8_t*>(c) + column, src, n);
+}
+
+bool Plane::data_out(uint32_t column, uint8_t* dst, uint32_t n,
+                     std::vector<uint64_t>* flipped) const {
+    const uint64_t* c = latches_[C].get();
+    if (!functional_ || !c) return false;
+    std::memcpy(dst, reinterpret_cast<const uint8_t*>(c) + column, n);
+    const Flips& f = flips_[C];
+    if (!f.known || !flipped) return false;
+    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "bit i of the latch is byte i / 8");
+    const auto from = std::lower_bound(f.bits.begin(), f.bits.end(), uint64_t(column) * 8);
+    const auto to = std::lower_bound(from, f.bits.end(), (uint64_t(column) + n) * 8);
+    flipped->insert(flipped->end(), from, to);
+    return true;
 }
 
 std::string Plane::check_sense(const SenseSlot* slots, size_t n) const {
@@ -140,7 +170,7 @@ std::string Plane::check_sense(const SenseSlot* slots, size_t n) const {
 // The cells of one wordline as the sense amplifiers see them this time: the stored (possibly
 // randomised) bits with this sensing's raw bit errors. Null for an erased page (all ones).
 const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, double now_s, core::Rng& rng,
-                                   bool inject, SenseResult& r) {
+                                   bool inject, SenseResult& r, std::vector<uint64_t>* flipped) {
     r.bits_sensed += page_bits_;
     if (p.mode == CellMode::Erased) return nullptr;
     double p_err = 0;
@@ -150,7 +180,7 @@ const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, double now_s,
     }
     if (!(p_err > 0)) return p.data.get();
     noisy_.assign(p.data.get(), p.data.get() + words_);
-    r.bit_errors += inject_bit_errors(rng, noisy_.data(), page_bits_, p_err);
+    r.bit_errors += inject_bit_errors(rng, noisy_.data(), page_bits_, p_err, flipped);
     return noisy_.data();
 }
 
@@ -168,6 +198,14 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
     uint64_t* res = scratch_.data();
     acc_.resize(words_);
     const bool single = n == 1 && r.wordlines == 1;
+    // One wordline sensed afresh, not inverted: the S-latch's raw bit errors are this sensing's
+    // flips, relative to the controller's codewords when the controller programmed the page
+    // (prefix 9Bh), or to an erased page.
+    Flips sensed;
+    sensed.known = single && f.init_s && !f.inverse;
+    if (sensed.known)
+        if (const PageState* p = page(slots[0].block, uint32_t(__builtin_ctzll(slots[0].pbm))))
+            sensed.known = p->mode == CellMode::Erased || p->scramble == Scramble::Controller;
     for (size_t i = 0; i < n; ++i) {
         std::fill(acc_.begin(), acc_.end(), kOnes);
         const BlockState* bs = block(slots[i].block);
@@ -177,18 +215,24 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
                 r.bits_sensed += page_bits_;
                 continue;
             }
-            const uint64_t* cells =
-                sensed_page(bs->pages[wl], slots[i].block, now_s, rng, inject, r);
-            if (!cells) continue;
+            const uint64_t* page_cells =
+                sensed_page(bs->pages[wl], slots[i].block, now_s, rng, inject, r,
+                            sensed.known ? &sensed.bits : nullptr);
+            if (!page_cells) continue;
             uint64_t* a = acc_.data();
-            for (uint32_t w = 0; w < words_; ++w) a[w] &= cells[w];
+            for (uint32_t w = 0; w < words_; ++w) a[w] &= page_cells[w];
             if (single && bs->pages[wl].scramble == Scramble::OnDie)
                 scramble(a, slots[i].block, wl);
         }
         for (uint32_t w = 0; w < words_; ++w) res[w] |= acc_[w];
     }
-    uint64_t* s = latch(S);
-    uint64_t* c = latch(C);
+    uint64_t* s = cells(S);
+    uint64_t* c = cells(C);
+    flips_[S] = std::move(sensed);
+    if (f.init_c)
+        flips_[C] = f.transfer ? flips_[S] : Flips{};
+    else if (f.transfer)
+        flips_[C].known = false;
     // An inverse read initialises the S-latch by construction (Section 2.1), so it never
     // accumulates; callers refuse inverse without init_s.
     if (f.inverse)
@@ -205,7 +249,7 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
 
 void Plane::xor_latches() {
     if (!functional_) return;
-    uint64_t* s = latch(S);
+    uint64_t* s = cells(S);
     uint64_t* c = latch(C);
     for (uint32_t w = 0; w < words_; ++w) c[w] ^= s[w];
 }

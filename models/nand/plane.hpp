@@ -83,16 +83,34 @@ class Plane {
     void xor_latches();
     // C-latch reset to all ones at the start of a program's data load (ONFI cache register).
     void load_begin();
+    // C-latch = S-latch (a cache read hands the page sensed before to the cache latch).
+    void cache_from_sense();
+    // Data in: `n` bytes into the C-latch at `column`.
+    void data_in(uint32_t column, const uint8_t* src, uint32_t n);
+    // Data out: `n` bytes of the C-latch from `column`. When the die knows which of those bits
+    // its sensing flipped (the latch holds one wordline's sensing, moved whole), appends their
+    // positions in the page image (increasing) to `flipped` and returns true.
+    bool data_out(uint32_t column, uint8_t* dst, uint32_t n, std::vector<uint64_t>* flipped) const;
 
-    uint64_t* latch(Latch l);  // allocated on first use; null in timing-only mode
+    // Allocated on first use; null in timing-only mode. Whoever writes through it makes the
+    // latch's raw bit errors unknown (data_out then reports none).
+    uint64_t* latch(Latch l);
     uint32_t page_words() const { return words_; }
     size_t blocks_in_use() const { return blocks_.size(); }
 
   private:
+    // Raw bit errors a latch holds, relative to the page the flash controller programmed (its
+    // codewords): known after a single-wordline sensing of such a page (or an erased one) and
+    // while its result only moves between S and C.
+    struct Flips {
+        bool known = false;
+        std::vector<uint64_t> bits;  // positions, increasing
+    };
+    uint64_t* cells(Latch l);  // latch() without forgetting the latch's flips
     BlockState& touch(uint32_t b);
     void scramble(uint64_t* w, uint32_t b, uint32_t wl) const;
     const uint64_t* sensed_page(const PageState& p, uint32_t b, double now_s, core::Rng& rng,
-                                bool inject, SenseResult& r);
+                                bool inject, SenseResult& r, std::vector<uint64_t>* flipped);
 
     const NandConfig& cfg_;
     const ReliabilityModel& model_;
@@ -102,6 +120,7 @@ class Plane {
     bool functional_;
     std::unordered_map<uint32_t, BlockState> blocks_;
     std::unique_ptr<uint64_t[]> latches_[kLatches];
+    Flips flips_[kLatches];
     std::vector<uint64_t> scratch_, acc_, noisy_;
 };
 

@@ -63,12 +63,16 @@ double ReliabilityModel::rber(CellMode mode, double pe, double days, bool random
     return std::min(p, 0.5);
 }
 
-uint64_t inject_bit_errors(core::Rng& rng, uint64_t* words, uint64_t bits, double p) {
+uint64_t inject_bit_errors(core::Rng& rng, uint64_t* words, uint64_t bits, double p,
+                           std::vector<uint64_t>* flipped) {
     if (!(p > 0.0) || bits == 0) return 0;
     uint64_t flips = 0;
     if (p >= 0.5) {  // too dense to skip: flip bit by bit
         for (uint64_t b = 0; b < bits; ++b)
-            if (core::uniform01(rng) < p) words[b >> 6] ^= 1ull << (b & 63), ++flips;
+            if (core::uniform01(rng) < p) {
+                words[b >> 6] ^= 1ull << (b & 63), ++flips;
+                if (flipped) flipped->push_back(b);
+            }
         return flips;
     }
     const double log_q = std::log1p(-p);
@@ -81,6 +85,7 @@ uint64_t inject_bit_errors(core::Rng& rng, uint64_t* words, uint64_t bits, doubl
         b += uint64_t(skip);
         words[b >> 6] ^= 1ull << (b & 63);
         ++flips;
+        if (flipped) flipped->push_back(b);
         if (++b >= bits) break;
     }
     return flips;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/rng.hpp"
 #include "nand/config.hpp"
@@ -45,7 +46,9 @@ class ReliabilityModel {
 };
 
 // Flips each of the first `bits` bits of `words` with probability `p`, by geometric skipping
-// (cost proportional to the number of flips, not of bits). Returns the number of flips.
-uint64_t inject_bit_errors(core::Rng& rng, uint64_t* words, uint64_t bits, double p);
+// (cost proportional to the number of flips, not of bits). Returns the number of flips; appends
+// their positions to `flipped` (increasing; bit i is bit i % 64 of word i / 64) when given.
+uint64_t inject_bit_errors(core::Rng& rng, uint64_t* words, uint64_t bits, double p,
+                           std::vector<uint64_t>* flipped = nullptr);
 
 }  // namespace canopy::nand

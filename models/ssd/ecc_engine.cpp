@@ -348,7 +348,9 @@ void EccConfig::describe(core::Params& p) {
         "[assumed]",
         0.0, 1e9)("t_encode_ns", t_encode_ns, "ns",
                   "encoder latency per codeword (LFSR, pipelined with the transfer) [assumed]", 0.0,
-                  1e9);
+                  1e9)("known_error_shortcut", known_error_shortcut,
+                       "simulation speed only: undo the raw bit errors the NAND model reports "
+                       "instead of decoding (the same result when there are at most t_bits)");
 }
 
 BchCode::BchCode(uint32_t data_bytes, uint32_t t, uint32_t max_lane_words)
@@ -719,6 +721,45 @@ bool BchCode::chien(const uint32_t* lambda, uint32_t deg, uint32_t nbits,
         }
     }
     return false;
+}
+
+PageCodeword decode_page_codeword(const BchCode& code, uint8_t* page, uint32_t data_at,
+                                  uint32_t len, uint32_t parity_at,
+                                  const std::vector<uint64_t>* flips) {
+    PageCodeword out;
+    uint8_t* data = page + data_at;
+    uint8_t* parity = page + parity_at;
+    const uint32_t pb = code.parity_bytes(), t = code.t();
+    uint32_t zeros = 0;
+    for (uint32_t i = 0; i < len && zeros <= t; ++i) zeros += 8 - __builtin_popcount(data[i]);
+    for (uint32_t i = 0; i < pb && zeros <= t; ++i) zeros += 8 - __builtin_popcount(parity[i]);
+    if (zeros <= t) {
+        std::memset(data, 0xFF, len);
+        out.erased = true;
+        out.corrected = zeros;
+        return out;
+    }
+    if (flips) {
+        const uint64_t pad_byte = parity_at + pb - 1, pad = 8 * pb - code.parity_bits();
+        auto at = [&](uint64_t byte) {
+            return std::lower_bound(flips->begin(), flips->end(), byte * 8);
+        };
+        auto counted = [&](uint64_t bit) { return bit >> 3 != pad_byte || (bit & 7) >= pad; };
+        const auto d0 = at(data_at), d1 = at(uint64_t(data_at) + len);
+        const auto p0 = at(parity_at), p1 = at(uint64_t(parity_at) + pb);
+        const uint64_t n = uint64_t(d1 - d0) + uint64_t(std::count_if(p0, p1, counted));
+        if (n <= t) {
+            for (auto it = d0; it != d1; ++it) page[*it >> 3] ^= uint8_t(1u << (*it & 7));
+            for (auto it = p0; it != p1; ++it)
+                if (counted(*it)) page[*it >> 3] ^= uint8_t(1u << (*it & 7));
+            out.corrected = uint32_t(n);
+            return out;
+        }
+    }
+    const BchCode::Result res = code.decode(data, len, parity);
+    out.uncorrectable = res.uncorrectable;
+    out.corrected = res.corrected;
+    return out;
 }
 
 }  // namespace canopy::ssd

@@ -30,6 +30,11 @@ struct EccConfig {
     double t_decode_ns = 1000.0;   // pipelined decoder latency per codeword without errors
     double t_correct_ns = 1500.0;  // extra when a codeword has errors (Berlekamp-Massey + Chien)
     double t_encode_ns = 200.0;    // encoder latency per codeword (LFSR, overlaps the transfer)
+    // A simulation shortcut, not a hardware feature: a codeword whose raw bit errors the NAND
+    // model reports, no more than t of them, is corrected by undoing them; the decoder (a
+    // bounded-distance decoder of distance 2t + 1) gives exactly that. Off: every codeword
+    // through the decoder.
+    bool known_error_shortcut = true;
     // Relative to the caller's scope (the flash controller describes it under ssd.flash.ecc).
     // Ranges only; whether a GF(2^m) with m <= 16 fits codeword_bytes and t_bits is checked by
     // BchCode's constructor.
@@ -96,5 +101,20 @@ class BchCode {
     std::vector<uint32_t> unit_syn_;  // [unit][4]: i of each lane (0: unused)
     std::vector<uint64_t> unit_tab_;  // [unit][14 nibbles][16]
 };
+
+// One codeword of a page as the flash controller's decoder takes it: its data at `data_at`
+// (`len` bytes) and its parity at `parity_at` in `page`, corrected in place. An erased codeword
+// (no more than t zeros: all ones with raw errors) reads as ones, as controllers detect it;
+// otherwise, when `flips` lists the raw bit errors the NAND model reports for the page (bit i is
+// bit i % 8 of byte i / 8, increasing) and no more than t fall in the codeword (the last parity
+// byte's padding aside), they are undone: the BCH decoder, of distance 2t + 1, gives exactly that
+// (EccConfig::known_error_shortcut). Else the decoder.
+struct PageCodeword {
+    bool erased = false, uncorrectable = false;
+    uint32_t corrected = 0;  // bits: zeros of an erased codeword, or errors corrected
+};
+PageCodeword decode_page_codeword(const BchCode& code, uint8_t* page, uint32_t data_at,
+                                  uint32_t len, uint32_t parity_at,
+                                  const std::vector<uint64_t>* flips);
 
 }  // namespace canopy::ssd

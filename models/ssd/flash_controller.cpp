@@ -507,27 +507,16 @@ sc_time FlashController::memory(Run& r, bool write, uint64_t addr, uint8_t* data
     return now + delay;
 }
 
-bool FlashController::decode_codeword(Run& r, const BchCode& code, uint8_t* data, uint32_t len,
-                                      uint8_t* parity) {
+bool FlashController::decode_codeword(Run& r, const BchCode& code, uint8_t* page, uint32_t data_at,
+                                      uint32_t len, uint32_t parity_at,
+                                      const std::vector<uint64_t>* flips) {
     codewords_decoded_.add();
-    // An erased codeword reads as ones, which is no codeword: count its zeros instead, as
-    // controllers do, and call it erased when the ECC could have corrected that many.
-    uint32_t zeros = 0;
-    for (uint32_t i = 0; i < len && zeros <= cfg_.ecc.t_bits; ++i)
-        zeros += 8 - __builtin_popcount(data[i]);
-    for (uint32_t i = 0; i < code.parity_bytes() && zeros <= cfg_.ecc.t_bits; ++i)
-        zeros += 8 - __builtin_popcount(parity[i]);
-    if (zeros <= cfg_.ecc.t_bits) {
-        std::memset(data, 0xFF, len);
-        r.out.corrected_bits += zeros;
-        return true;
-    }
-    const BchCode::Result res = code.decode(data, len, parity);
+    const PageCodeword res = decode_page_codeword(code, page, data_at, len, parity_at, flips);
     if (res.uncorrectable)
         ++r.out.uncorrectable_codewords;
     else
         r.out.corrected_bits += res.corrected;
-    return false;
+    return res.erased;
 }
 
 // Page `index` of the command (its plane, or its page of a cache read): its bytes out of the
@@ -541,9 +530,14 @@ sc_time FlashController::transfer_page(Run& r, uint32_t plane, uint32_t page_no,
     const uint32_t cw = cfg_.ecc.codeword_bytes, par = code_.parity_bytes();
     // Codewords k0..k1 hold the bytes asked for; their parity and the metadata come out too.
     const uint32_t k0 = c.column / cw, k1 = (c.column + c.length - 1) / cw, n = k1 - k0 + 1;
+    // The raw bit errors of what comes out, when the die knows them all (in page order).
+    flips_.clear();
+    bool flips_known = cfg_.ecc.known_error_shortcut;
     auto out = [&](uint32_t column, uint32_t bytes) {
         nand::seq::data_out(ext_, codec_, c.die, plane, column, bytes);
         issue(r, page + column, bytes, r.t);
+        flips_known = flips_known && ext_.flips_known;
+        if (flips_known) flips_.insert(flips_.end(), ext_.flips.begin(), ext_.flips.end());
     };
     if (c.raw) {
         out(c.column, c.length);
@@ -560,16 +554,17 @@ sc_time FlashController::transfer_page(Run& r, uint32_t plane, uint32_t page_no,
     if (nand_cfg_.functional) {
         const uint32_t before = r.out.corrected_bits + r.out.uncorrectable_codewords;
         const uint64_t key = randomiser_.page_key(channel_, c.die, plane, c.block, page_no);
+        const std::vector<uint64_t>* flips = flips_known ? &flips_ : nullptr;
         for (uint32_t k = k0; k <= k1; ++k) {
-            if (decode_codeword(r, code_, page + k * cw, cw, page + parity_offset_ + k * par))
+            if (decode_codeword(r, code_, page, k * cw, cw, parity_offset_ + k * par, flips))
                 continue;  // erased: ones, never scrambled
             // De-randomise the part of the codeword that was asked for.
             const uint32_t from = std::max(c.column, k * cw);
             const uint32_t to = std::min(c.column + c.length, (k + 1) * cw);
             randomiser_.apply(key, from, page + from, to - from);
         }
-        uint8_t* meta = page + meta_offset_;
-        decode_codeword(r, meta_code_, meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
+        decode_codeword(r, meta_code_, page, meta_offset_, cfg_.meta_bytes,
+                        meta_offset_ + cfg_.meta_bytes, flips);
         errors = r.out.corrected_bits + r.out.uncorrectable_codewords != before;
     } else {
         // Timing only: the data reads as zeros; the metadata is what the program left.

@@ -176,8 +176,10 @@ class FlashController : public sc_core::sc_module {
     sc_core::sc_time issue(Run& r, uint8_t* data, uint32_t length, const sc_core::sc_time& at);
     sc_core::sc_time memory(Run& r, bool write, uint64_t addr, uint8_t* data, uint32_t length,
                             const sc_core::sc_time& at);
-    // Corrects one codeword in place; true when it was erased (read as ones, left so).
-    bool decode_codeword(Run& r, const BchCode& code, uint8_t* data, uint32_t len, uint8_t* parity);
+    // Corrects codeword `data`/`parity` of `page` in place; true when it was erased (read as
+    // ones, left so). `flips`: the raw bit errors the die reported for the page, or null.
+    bool decode_codeword(Run& r, const BchCode& code, uint8_t* page, uint32_t data_at, uint32_t len,
+                         uint32_t parity_at, const std::vector<uint64_t>* flips);
     FlashCommand from_registers() const;
     void on_submit(const core::RegisterAccess& a);
     // Completions waiting as a register read at its time sees them (a debug read moves none).
@@ -203,6 +205,7 @@ class FlashController : public sc_core::sc_module {
     nand::RowCodec codec_;
     nand::CommandExt ext_;           // the sequence being sent (large: kept, not rebuilt)
     std::vector<uint8_t> page_buf_;  // a page per plane, data and spare
+    std::vector<uint64_t> flips_;    // the raw bit errors of the page being read, when known
     uint32_t codewords_;             // per page
     uint32_t parity_offset_;  // in the page: codeword k's parity at parity_offset_ + k * parity
     uint32_t meta_offset_;    // the metadata word, then its parity

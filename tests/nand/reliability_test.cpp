@@ -2,8 +2,10 @@
 // 11): the model's factors, the rate measured by reading known pages many times against the
 // model, ESP's zero errors, why Flash-Cosmos cannot compute on randomised or ECC-encoded data,
 // and reproducibility from the seed.
+#include <algorithm>
 #include <cmath>
 
+#include "nand/plane.hpp"
 #include "nand_fixture.hpp"
 
 namespace canopy::nand::test {
@@ -349,6 +351,76 @@ TEST(NandReliabilitySeed, SameSeedSameErrorsOtherSeedOtherErrors) {
     size_t same = 0;
     for (size_t i = 0; i < a.size(); ++i) same += a[i] == c[i];
     EXPECT_LT(same, a.size() / 4);
+}
+
+// What the die tells the flash controller's ECC (Plane::data_out): after a sensing of one page
+// the controller programmed (prefix 9Bh), the positions it reports are exactly the bits where the
+// data out differs from the programmed image, counted as the sensing's raw bit errors; any range
+// reports only its own. Where the latch holds anything else (two wordlines, an inverse read, a
+// raw page, an XOR, bytes written in) it reports nothing, and the decoder decides.
+TEST(NandReliability, DataOutReportsTheSensingsFlipsOnlyWhenItKnowsThem) {
+    const NandConfig cfg = stressed();
+    const ReliabilityModel model(cfg.reliability);
+    Plane plane(cfg, model, 7);
+    core::Rng rng(11);
+    const uint32_t bytes = cfg.geometry.page_total_bytes();
+    std::mt19937_64 g(5);
+    const Page image = random_page(g, bytes, 0.5);
+    plane.program_image(3, 0, CellMode::Slc, Scramble::Controller, image.data(), bytes, 0.0);
+    plane.program_image(3, 1, CellMode::Slc, Scramble::None, image.data(), bytes, 0.0);
+
+    uint64_t total = 0;
+    for (int i = 0; i < 200; ++i) {
+        const SenseSlot one{3, 1ull << 0};
+        const SenseResult r = plane.sense(&one, 1, SenseFlags{}, 0.0, rng, true);
+        Page out(bytes);
+        std::vector<uint64_t> flips;
+        ASSERT_TRUE(plane.data_out(0, out.data(), bytes, &flips));
+        ASSERT_EQ(flips.size(), r.bit_errors);
+        ASSERT_TRUE(std::is_sorted(flips.begin(), flips.end()));
+        for (uint64_t b : flips) out[b / 8] ^= uint8_t(1u << (b % 8));
+        ASSERT_EQ(out, image) << "sensing " << i;
+        total += r.bit_errors;
+        // A part of the page: only the flips inside it, at page positions.
+        std::vector<uint64_t> part;
+        Page some(100);
+        ASSERT_TRUE(plane.data_out(200, some.data(), 100, &part));
+        std::vector<uint64_t> want;
+        for (uint64_t b : flips)
+            if (b >= 200 * 8 && b < 300 * 8) want.push_back(b);
+        EXPECT_EQ(part, want);
+    }
+    EXPECT_GT(total, 200u);  // about 4 per sensing (8.6e-4 of 4,608 bits): errors happened
+
+    std::vector<uint64_t> flips;
+    Page out(bytes);
+    const SenseSlot both{3, 3};
+    plane.sense(&both, 1, SenseFlags{}, 0.0, rng, true);
+    EXPECT_FALSE(plane.data_out(0, out.data(), bytes, &flips)) << "two wordlines";
+    const SenseSlot raw{3, 1ull << 1};
+    plane.sense(&raw, 1, SenseFlags{}, 0.0, rng, true);
+    EXPECT_FALSE(plane.data_out(0, out.data(), bytes, &flips)) << "a page programmed raw";
+    const SenseSlot one{3, 1};
+    plane.sense(&one, 1, SenseFlags{true, true, true, true}, 0.0, rng, true);
+    EXPECT_FALSE(plane.data_out(0, out.data(), bytes, &flips)) << "an inverse read";
+    plane.sense(&one, 1, SenseFlags{}, 0.0, rng, true);
+    plane.xor_latches();
+    EXPECT_FALSE(plane.data_out(0, out.data(), bytes, &flips)) << "an XOR";
+    plane.sense(&one, 1, SenseFlags{}, 0.0, rng, true);
+    plane.data_in(10, image.data(), 4);
+    EXPECT_FALSE(plane.data_out(0, out.data(), bytes, &flips)) << "bytes written in";
+    // A cache read hands the sensing on to the C-latch with its flips; an erased page has none.
+    const SenseSlot erased{5, 1};
+    plane.sense(&one, 1, SenseFlags{false, true, false, false}, 0.0, rng, true);
+    plane.cache_from_sense();
+    ASSERT_TRUE(plane.data_out(0, out.data(), bytes, &flips));
+    for (uint64_t b : flips) out[b / 8] ^= uint8_t(1u << (b % 8));
+    EXPECT_EQ(out, image);
+    flips.clear();
+    plane.sense(&erased, 1, SenseFlags{}, 0.0, rng, true);
+    ASSERT_TRUE(plane.data_out(0, out.data(), bytes, &flips));
+    EXPECT_TRUE(flips.empty());
+    EXPECT_EQ(out, Page(bytes, 0xFF));
 }
 
 }  // namespace

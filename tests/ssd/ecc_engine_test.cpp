@@ -328,6 +328,55 @@ TEST(BchCode, ImpossibleCodesAreInputErrors) {
     EXPECT_NO_THROW(BchCode(8189, 1));
 }
 
+// A page's codeword as the flash controller decodes it (decode_page_codeword): when the raw bit
+// errors are known and no more than t fall in the codeword, undoing them gives exactly what the
+// BCH decoder gives (data, parity, count); flips outside the codeword and in the last parity
+// byte's pad bits count for neither; with t + 1 the decoder decides (uncorrectable); an erased
+// codeword with a few zeros reads as ones.
+TEST(BchCode, KnownErrorsUndoneAsTheDecoderCorrectsThem) {
+    const BchCode c(1024, 72);
+    const uint32_t pb = c.parity_bytes(), pad = 8 * pb - c.parity_bits();
+    ASSERT_GT(pad, 0u);
+    const uint32_t data_at = 100, parity_at = 2000, size = 2200;  // in the page, as in a spare
+    std::mt19937_64 rng(9);
+    for (uint32_t errors : {0u, 1u, 37u, 72u, 73u, 90u}) {
+        Bytes page = random_bytes(rng, size);
+        c.encode(page.data() + data_at, 1024, page.data() + parity_at);
+        const Bytes clean = page;
+        std::vector<uint64_t> code_bits;  // the codeword's bits as page positions
+        for (uint64_t i = 0; i < 1024 * 8; ++i) code_bits.push_back(data_at * 8 + i);
+        for (uint64_t i = 0; i < pb * 8; ++i)
+            if (i / 8 + 1 < pb || i % 8 >= pad) code_bits.push_back(parity_at * 8 + i);
+        std::shuffle(code_bits.begin(), code_bits.end(), rng);
+        std::vector<uint64_t> flips(code_bits.begin(), code_bits.begin() + errors);
+        // Others the die reports too: before the data, between data and parity, a pad bit.
+        flips.insert(flips.end(), {7, 8 * 1500 + 3, (parity_at + pb - 1) * 8 + pad - 1});
+        std::sort(flips.begin(), flips.end());
+        for (uint64_t b : flips) page[b / 8] ^= uint8_t(1u << (b % 8));
+        Bytes decoded = page, undone = page;
+        const auto d = c.decode(decoded.data() + data_at, 1024, decoded.data() + parity_at);
+        const PageCodeword r =
+            decode_page_codeword(c, undone.data(), data_at, 1024, parity_at, &flips);
+        EXPECT_EQ(undone, decoded) << errors << " errors";
+        EXPECT_EQ(r.uncorrectable, d.uncorrectable) << errors;
+        EXPECT_EQ(r.corrected, d.corrected) << errors;
+        EXPECT_FALSE(r.erased);
+        if (errors <= c.t()) {
+            EXPECT_EQ(r.corrected, errors);
+            EXPECT_TRUE(std::equal(clean.begin() + data_at, clean.begin() + data_at + 1024,
+                                   undone.begin() + data_at));
+        } else {
+            EXPECT_TRUE(r.uncorrectable);
+        }
+    }
+    Bytes erased(size, 0xFF);
+    for (uint32_t b : {data_at * 8 + 5, parity_at * 8 + 9}) erased[b / 8] ^= uint8_t(1u << (b % 8));
+    const PageCodeword e = decode_page_codeword(c, erased.data(), data_at, 1024, parity_at, nullptr);
+    EXPECT_TRUE(e.erased);
+    EXPECT_EQ(e.corrected, 2u);
+    EXPECT_EQ(erased[data_at], 0xFF);
+}
+
 TEST(EccConfig, DescribedWithUnitsAndRanges) {
     EccConfig c;
     core::Params p;
@@ -336,7 +385,8 @@ TEST(EccConfig, DescribedWithUnitsAndRanges) {
     EXPECT_EQ(p.keys(),
               (std::vector<std::string>{"ssd.flash.ecc.codeword_bytes", "ssd.flash.ecc.t_bits",
                                         "ssd.flash.ecc.t_decode_ns", "ssd.flash.ecc.t_correct_ns",
-                                        "ssd.flash.ecc.t_encode_ns"}));
+                                        "ssd.flash.ecc.t_encode_ns",
+                                        "ssd.flash.ecc.known_error_shortcut"}));
     core::ConfigSource src;
     src.set("ssd.flash.ecc.t_bits=0");
     EccConfig bad;
