@@ -197,16 +197,21 @@ StorePreconditioner::StorePreconditioner(Platform& p, const sw::BlockGeometry& g
 
 uint64_t StorePreconditioner::device_units() const { return geo_.device_bytes() / unit_bytes_; }
 
-std::vector<ChannelImage> StorePreconditioner::run(const std::vector<uint64_t>& units) const {
+std::vector<ChannelImage> StorePreconditioner::run(const std::vector<uint64_t>& units,
+                                                   size_t flush_after) const {
     const nand::Geometry& n = platform_.cfg.nand.geometry;
     const sw::StoreConfig& store = platform_.cfg.ssd.store;
     std::vector<ChannelImage> images(geo_.spus);
-    // Each SPU's writes in the order the sequence gives them (its FTL sees only its own).
+    // Each SPU's writes in the order the sequence gives them (its FTL sees only its own), and
+    // how many of them come before the flush after the first flush_after.
     std::vector<std::vector<std::pair<uint32_t, uint64_t>>> writes(geo_.spus);  // (lpn, unit)
-    for (uint64_t u : units) {
-        const sw::BlockGeometry::Location l = geo_.locate(u * unit_bytes_);
+    std::vector<size_t> before_flush(geo_.spus, SIZE_MAX);
+    for (size_t i = 0; i < units.size(); ++i) {
+        if (i == flush_after)
+            for (uint32_t c = 0; c < geo_.spus; ++c) before_flush[c] = writes[c].size();
+        const sw::BlockGeometry::Location l = geo_.locate(units[i] * unit_bytes_);
         const uint64_t x = l.nvm - uint64_t(l.spu) * geo_.bank_bytes;
-        writes[l.spu].emplace_back(uint32_t(x / unit_bytes_), u);
+        writes[l.spu].emplace_back(uint32_t(x / unit_bytes_), units[i]);
     }
     for_each_channel(geo_.spus, [&](uint32_t c) {
         ftl_config cfg = store.ftl(n.dies_per_channel, n.planes_per_die, n.wordlines_per_block,
@@ -221,17 +226,20 @@ std::vector<ChannelImage> StorePreconditioner::run(const std::vector<uint64_t>& 
         struct ftl f;
         // What SPU-OS does at STORE_ATTACH on a fresh channel, then for each 4 KiB NVM write.
         check_ftl(store.format ? ftl_format(&f, &cfg) : ftl_mount(&f, &cfg), c, "mount");
-        for (const auto& [lpn, unit] : writes[c]) {
-            flash.mem[kStaging] = kUnit + unit;
-            check_ftl(ftl_write(&f, lpn, kStaging, 0, unit_bytes_), c, "write");
+        for (size_t i = 0; i < writes[c].size(); ++i) {
+            if (i == before_flush[c]) check_ftl(ftl_flush(&f), c, "flush");
+            flash.mem[kStaging] = kUnit + writes[c][i].second;
+            check_ftl(ftl_write(&f, writes[c][i].first, kStaging, 0, unit_bytes_), c, "write");
             if (!store.write_cache) check_ftl(ftl_flush(&f), c, "flush");
         }
         check_ftl(ftl_flush(&f), c, "flush");
+        check_ftl(ftl_save(&f), c, "save");
         struct ftl_stats st;
         ftl_stats(&f, &st);
         images[c].host_writes = st.host_writes;
         images[c].gc_victims = st.gc_victims;
         images[c].gc_copies = st.gc_copies;
+        images[c].tables = std::move(tables);
     });
     return images;
 }
@@ -284,6 +292,10 @@ void StorePreconditioner::apply(const std::vector<ChannelImage>& images) const {
             nand::Plane& pl = platform_.nand.die(c, die).plane(plane);
             for (uint32_t i = 0; i < times; ++i) pl.erase(block);
         }
+        // Where SPU-OS keeps the FTL's tables: the start of the SPU's bank (spu_os_abi.h).
+        const std::vector<uint32_t>& t = images[c].tables;
+        platform_.device.ssd.dram.write(uint64_t(c) * geo_.bank_bytes,
+                                        reinterpret_cast<const uint8_t*>(t.data()), t.size() * 4);
         ssd::FlashController& ctl = *platform_.device.ssd.flash.at(c);
         for (const auto& [page, img] : images[c].pages) {
             locate(uint32_t(page / pages_per_block_), die, plane, block);

@@ -4,14 +4,17 @@
 // the writes on the host, against a flash that keeps each unit's bytes as a token (the device
 // offset it was written for) and the pages' spare metadata; the pages it programmed are then
 // encoded by the channel's flash controller (randomiser, BCH) and put into the NAND planes, and
-// every block is erased as often as the FTL erased it (its P/E count). SPU-OS mounts the result
-// at boot as after a power cycle. For the same write sequence the NAND holds exactly what the
+// every block is erased as often as the FTL erased it (its P/E count). The FTL's tables and its
+// saved state (ftl_save) go into each SPU's bank of SSD memory, where SPU-OS resumes from them at
+// boot (STORE_ATTACH with SPU_OS_STORE_RESUME) without reading the flash; a mount after a power
+// cycle rebuilds the same map from the pages. For the same write sequence the NAND holds exactly what the
 // timed path (the host writing through Base-IO, SPU-OS's FTL, the flash controller) leaves
 // after a flush, page for page and bit for bit; only the pages' program times differ (0 s here).
 // With a timing-only array (nand.functional=false) the pages are marked programmed and only
 // their metadata is kept (ssd::FlashController), so a whole device costs little memory.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -51,6 +54,7 @@ struct ChannelImage {
     };
     std::map<uint64_t, Page> pages;       // by physical page: block * pages_per_block + page
     std::map<uint32_t, uint32_t> erases;  // by FTL block number: times erased
+    std::vector<uint32_t> tables;         // the FTL's tables after ftl_save (its memory)
     uint64_t host_writes = 0, programs = 0, gc_victims = 0, gc_copies = 0;
 };
 
@@ -61,9 +65,12 @@ class StorePreconditioner {
     StorePreconditioner(Platform& p, const sw::BlockGeometry& geo);
     uint64_t device_units() const;
     uint32_t unit_bytes() const { return unit_bytes_; }
-    // Every channel's image after writing device `units` in order (then a flush).
-    std::vector<ChannelImage> run(const std::vector<uint64_t>& units) const;
-    // Puts the images into the platform's NAND array (fresh: nothing programmed yet).
+    // Every channel's image after writing device `units` in order (then a flush; another after
+    // the first `flush_after` units, as a host's fsync).
+    std::vector<ChannelImage> run(const std::vector<uint64_t>& units,
+                                  size_t flush_after = SIZE_MAX) const;
+    // Puts the images into the platform's NAND array (fresh: nothing programmed yet), and each
+    // FTL's tables at the start of its SPU's bank of SSD memory.
     void apply(const std::vector<ChannelImage>& images) const;
     // The raw page (data and spare) the channel's controller would program for an image page,
     // the way apply() programs it: for comparing a NAND array against an image.

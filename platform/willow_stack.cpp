@@ -260,7 +260,7 @@ void WillowStack::precondition(const Precondition& p, uint64_t seed) {
 
 void WillowStack::attach_store(sw::WillowApps& apps) {
     const sw::BlockGeometry& g = kernel.geometry();
-    apps.attach_store(platform.cfg.ssd.store, g.bank_bytes);
+    apps.attach_store(platform.cfg.ssd.store, g.bank_bytes, {}, preconditioned.has_value());
     // SPU-OS worked the capacity out itself: it must hold the striping's rows.
     for (uint32_t s = 0; s < g.spus; ++s) {
         const uint64_t bytes = uint64_t(apps.stat(s, SPU_OS_STAT_STORE_UNITS)) *

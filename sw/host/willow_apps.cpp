@@ -261,9 +261,11 @@ void StoreConfig::describe(core::Params& p) {
                 "GC victim choice: fewest valid units, or most free space weighed by age");
 }
 
-spu_os_store_attach StoreConfig::attach(uint64_t bank_bytes) const {
+spu_os_store_attach StoreConfig::attach(uint64_t bank_bytes, bool resume) const {
     spu_os_store_attach a{};
-    a.format = format;
+    a.format = resume   ? SPU_OS_STORE_RESUME
+               : format ? SPU_OS_STORE_FORMAT
+                        : SPU_OS_STORE_MOUNT;
     a.bank_bytes = uint32_t(bank_bytes);
     a.blocks_per_plane = blocks_per_plane;
     a.op_permille = op_permille;
@@ -285,8 +287,8 @@ ftl_config StoreConfig::ftl(uint32_t dies, uint32_t planes, uint32_t pages_per_b
     return c;
 }
 
-std::vector<uint8_t> StoreConfig::attach_payload(uint64_t bank_bytes) const {
-    const spu_os_store_attach a = attach(bank_bytes);
+std::vector<uint8_t> StoreConfig::attach_payload(uint64_t bank_bytes, bool resume) const {
+    const spu_os_store_attach a = attach(bank_bytes, resume);
     std::vector<uint8_t> out(sizeof a);
     std::memcpy(out.data(), &a, sizeof a);
     return out;
@@ -342,12 +344,13 @@ StoreStats& StoreStats::operator+=(const StoreStats& o) {
 }
 
 void WillowApps::attach_store(const StoreConfig& store, uint64_t bank_bytes,
-                              const std::vector<uint32_t>& spus) {
+                              const std::vector<uint32_t>& spus, bool resume) {
     if (bank_bytes > UINT32_MAX)
         throw host::HostFault("Willow apps: STORE_ATTACH: banks of " + std::to_string(bank_bytes) +
                               " B exceed SPU-OS's 32-bit NVM addresses");
-    broadcast_ok(targets(spus), SPU_OS_RPC_STORE_ATTACH, store.attach_payload(bank_bytes),
-                 std::string(store.format ? "format" : "mount") + " of the flash store");
+    broadcast_ok(targets(spus), SPU_OS_RPC_STORE_ATTACH, store.attach_payload(bank_bytes, resume),
+                 std::string(resume ? "resume" : store.format ? "format" : "mount") +
+                     " of the flash store");
 }
 
 void WillowApps::flush_store(const std::vector<uint32_t>& spus) {

@@ -45,9 +45,10 @@ struct StoreConfig {
     bool write_cache = true;
     std::string gc_policy = "greedy";  // greedy or cost-benefit (Kawaguchi et al. 1995)
     void describe(core::Params& p);    // relative to the caller's scope
-    // The SPU_OS_RPC_STORE_ATTACH payload (struct spu_os_store_attach) for banks of bank_bytes.
-    spu_os_store_attach attach(uint64_t bank_bytes) const;
-    std::vector<uint8_t> attach_payload(uint64_t bank_bytes) const;
+    // The SPU_OS_RPC_STORE_ATTACH payload (struct spu_os_store_attach) for banks of bank_bytes;
+    // `resume`: the FTL's tables and saved state are in SSD memory already (preconditioning).
+    spu_os_store_attach attach(uint64_t bank_bytes, bool resume = false) const;
+    std::vector<uint8_t> attach_payload(uint64_t bank_bytes, bool resume = false) const;
     // The FTL configuration SPU-OS builds from that payload on a channel of this geometry
     // (callbacks, memory and buffers unset).
     ftl_config ftl(uint32_t dies, uint32_t planes, uint32_t pages_per_block, uint32_t page_bytes,
@@ -115,9 +116,10 @@ class WillowApps {
                     const std::vector<uint32_t>& spus = {});
     // STAT (SPU_OS_STAT_*) of one SPU.
     uint32_t stat(uint32_t spu, uint32_t which);
-    // STORE_ATTACH on every SPU (or those of `spus`): their stores move onto the flash.
+    // STORE_ATTACH on every SPU (or those of `spus`): their stores move onto the flash;
+    // `resume`: onto the FTL state preconditioning left (StoreConfig::attach).
     void attach_store(const StoreConfig& store, uint64_t bank_bytes,
-                      const std::vector<uint32_t>& spus = {});
+                      const std::vector<uint32_t>& spus = {}, bool resume = false);
     // STORE_FLUSH on every SPU (or those of `spus`): what the stores acknowledged is durable.
     void flush_store(const std::vector<uint32_t>& spus = {});
 

@@ -704,6 +704,64 @@ TEST(FtlUnits, RandomWorkloadMatchesModel) {
     }
 }
 
+// ftl_save and ftl_resume (what preconditioning hands SPU-OS): an FTL resumed from the saved
+// tables, on a copy of the flash, carries on exactly as the one that saved: the same reads, the
+// same programs and erases on the same blocks (GC and wear levelling choose alike: P/E counts,
+// ages and frontiers came along), where a mount would start its P/E counts again. The record is
+// used once, and only by its own configuration.
+TEST(FtlUnits, ResumeCarriesOnExactlyAsTheFtlThatSaved) {
+    Rig a(kUnits, 100, 3, 3, false, 1);
+    ASSERT_EQ(a.format(), FTL_OK);
+    Model m{a.unit_bytes(), {}};
+    std::mt19937_64 rng(seed(81));
+    for (int i = 0; i < 20000; ++i) ASSERT_EQ(random_op(a, m, rng, a.capacity(), nullptr), FTL_OK);
+    ASSERT_EQ(ftl_save(&a.f), FTL_OK);
+    EXPECT_EQ(a.stats().buffered_units, 0u);
+    const auto before = a.stats();
+    ASSERT_GT(before.pe_sum, 0u);
+
+    Rig b(kUnits, 100, 3, 3, false, 1);
+    b.nand = a.nand;
+    b.mem = a.mem;
+    ASSERT_EQ(ftl_resume(&b.f, &b.cfg), FTL_OK);
+    EXPECT_EQ(ftl_check(&b.f), 0);
+    EXPECT_EQ(b.stats().pe_sum, before.pe_sum);
+    EXPECT_EQ(b.stats().free_blocks, before.free_blocks);
+    EXPECT_EQ(b.stats().flash_programs, 0u);  // statistics start over
+    Model mb = m;
+    std::mt19937_64 rb = rng;
+    const uint64_t programs = a.nand.programs, erases = a.nand.erases;
+    for (int i = 0; i < 20000; ++i) {
+        ASSERT_EQ(random_op(a, m, rng, a.capacity(), nullptr), FTL_OK);
+        ASSERT_EQ(random_op(b, mb, rb, b.capacity(), nullptr), FTL_OK);
+    }
+    verify_all(b, mb);
+    const auto sa = a.stats(), sb = b.stats();
+    EXPECT_EQ(sb.flash_programs, sa.flash_programs - before.flash_programs);
+    EXPECT_EQ(sb.gc_victims, sa.gc_victims - before.gc_victims);
+    EXPECT_GT(sb.gc_victims, 50u);
+    EXPECT_GT(sb.wl_migrations, 0u);
+    EXPECT_EQ(b.nand.programs - programs, a.nand.programs - programs);
+    EXPECT_EQ(b.nand.erases - erases, a.nand.erases - erases);
+    EXPECT_EQ(b.nand.pe(), a.nand.pe());  // every block erased alike
+    EXPECT_EQ(sb.pe_sum, sa.pe_sum);
+    EXPECT_EQ(b.nand.violations, 0u);
+
+    // Used up; absent after a format; another configuration's.
+    ftl f;
+    EXPECT_EQ(ftl_resume(&f, &b.cfg), FTL_E_ARG);
+    Rig c(kUnits, 100, 20, 3, false, 1);
+    ASSERT_EQ(c.format(), FTL_OK);
+    EXPECT_EQ(ftl_resume(&f, &c.cfg), FTL_E_ARG);
+    ASSERT_EQ(ftl_save(&c.f), FTL_OK);
+    Rig other(kUnits, 200, 20, 3, false, 1);
+    other.mem = c.mem;
+    other.mem.resize(ftl_mem_bytes(&other.cfg) / 4);
+    other.cfg.mem = other.mem.data();
+    EXPECT_EQ(ftl_resume(&f, &other.cfg), FTL_E_ARG);
+    EXPECT_EQ(ftl_resume(&f, &c.cfg), FTL_OK);
+}
+
 // Before any GC, every slot the write buffer programs holds a unit the host wrote, except the
 // padding of a flush: unit writes cost one unit of flash each (WA 1). A unit rewritten while
 // still buffered costs nothing more. Mapping whole pages, the same writes program a page each.

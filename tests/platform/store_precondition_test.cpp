@@ -51,14 +51,15 @@ struct PreconditionMachine : WillowMachine {
         driver = std::make_unique<sw::WillowDriver>(platform->device.willow_device());
         hres = std::make_unique<sw::KernelHres>(*driver, kBaseIo, geo);
     }
-    // Core 0 in the kernel's role: attach (mount) the store, install Base-IO, then `body` with
-    // the block device; the simulation runs until it is done.
-    void run(const std::function<void(sw::BlockIo&, sw::WillowApps&)>& body) {
+    // Core 0 in the kernel's role: attach the store (mount it, or resume from the FTL state
+    // preconditioning left), install Base-IO, then `body` with the block device; the simulation
+    // runs until it is done.
+    void run(const std::function<void(sw::BlockIo&, sw::WillowApps&)>& body, bool resume = false) {
         auto& proc = platform->host.kernel.create_process("kernel");
         platform->host.cores[0]->run(proc, [&](host::HostCore& cpu) {
             try {
                 sw::WillowApps& apps = hres->boot(cpu);
-                apps.attach_store(cfg.ssd.store, geo.bank_bytes);
+                apps.attach_store(cfg.ssd.store, geo.bank_bytes, {}, resume);
                 apps.install(firmware("app_base_io"), kBaseIo, WillowStack::kBaseIoSlot);
                 body(*hres->on(cpu).base_io, apps);
                 done = true;
@@ -140,6 +141,41 @@ TEST(StorePrecondition, LeavesTheNandTheTimedWritesLeave) {
     const std::vector<ChannelImage> images = pre.run(units);
     for (const ChannelImage& img : images)
         EXPECT_GT(img.gc_victims, 10u) << "little GC: a weak comparison";
+    expect_nand_holds(m, pre, images);
+}
+
+// SPU-OS resumes the FTL as preconditioning left it (its tables and saved state in SSD memory),
+// reading nothing from the flash; the timed writes after it then leave exactly the NAND that
+// preconditioning leaves for the whole sequence (with the host's flush between the two parts):
+// the same pages, bytes and P/E counts. A mount in its place would open other blocks (its
+// frontiers, P/E counts and ages start over), so this holds only if the state came along whole.
+TEST(StorePrecondition, SpuOsResumesTheFtlAndGoesOnAsTheTimedPath) {
+    PreconditionMachine m;
+    const StorePreconditioner pre(*m.platform, m.geo);
+    const std::vector<uint64_t> all = sequence(pre);
+    const size_t first = pre.device_units() * 2;  // the fill and one device of random writes
+    ASSERT_GT(all.size(), first + 1000);
+    pre.apply(pre.run({all.begin(), all.begin() + first}));
+    const uint32_t ub = pre.unit_bytes();
+    m.run(
+        [&](sw::BlockIo& io, sw::WillowApps& apps) {
+            for (uint32_t c = 0; c < kSpus; ++c) {
+                const std::string ctl = "device.ssd.flash" + std::to_string(c);
+                const auto* cmds =
+                    dynamic_cast<const core::Counter*>(m.services.stats.find(ctl, "commands"));
+                ASSERT_NE(cmds, nullptr) << ctl;
+                EXPECT_EQ(cmds->value(), 0u) << "resuming reads nothing from the flash";
+            }
+            std::vector<uint8_t> buf(ub);
+            for (size_t i = first; i < all.size(); ++i) {
+                precondition_bytes(all[i] * ub, buf.data(), ub);
+                io.write(all[i] * ub, buf.data(), ub);
+            }
+            apps.flush_store();
+        },
+        true);
+    const std::vector<ChannelImage> images = pre.run(all, first);
+    for (const ChannelImage& img : images) EXPECT_GT(img.gc_victims, 10u);
     expect_nand_holds(m, pre, images);
 }
 

@@ -111,6 +111,11 @@ static uint32_t units_per_page(const struct ftl_geometry* g) {
     return n <= FTL_MAX_UNITS_PER_PAGE ? n : 0;
 }
 
+/* ftl_save's record after the tables: a magic word, the layout it belongs to, the state. */
+enum { SAVED_MAGIC, SAVED_LPNS, SAVED_SLOTS, SAVED_BLOCKS, SAVED_SEQ, SAVED_FREE, SAVED_RR,
+       SAVED_PE_MAX, SAVED_PENDING, SAVED_BAD_BLOCKS, SAVED_BAD_RECORDS, SAVED_WORDS };
+#define SAVED_IS 0x534C5446u /* "FTLS" */
+
 static int layout_of(const struct ftl_config* c, struct ftl_layout* l) {
     const struct ftl_geometry* g = &c->geo;
     if (!g->dies || !g->planes_per_die || !g->blocks_per_plane || !g->pages_per_block ||
@@ -160,7 +165,10 @@ static int layout_of(const struct ftl_config* c, struct ftl_layout* l) {
     l->off_state = a;
     if (!grow(&a, l->blocks, 1)) return 0;
     if (!grow(&a, 1, 3)) return 0;
-    l->bytes = a & ~3u;
+    l->off_saved = a & ~3u;
+    a = l->off_saved;
+    if (!grow(&a, SAVED_WORDS, 4)) return 0;
+    l->bytes = a;
     return 1;
 }
 
@@ -618,7 +626,8 @@ static int ensure_free(struct ftl* f) {
 
 /* ---- format and mount ---- */
 
-static int setup(struct ftl* f, const struct ftl_config* cfg) {
+/* The FTL on cfg's tables, as they are. */
+static int attach(struct ftl* f, const struct ftl_config* cfg) {
     struct ftl_layout l;
     const int external =
         cfg && cfg->ops && cfg->ops->table_read && cfg->ops->table_write && cfg->ops->table_fill;
@@ -631,6 +640,13 @@ static int setup(struct ftl* f, const struct ftl_config* cfg) {
     f->cfg = *cfg;
     f->mem = external ? 0 : (uint8_t*)cfg->mem;
     f->lay = l;
+    return FTL_OK;
+}
+
+/* The FTL on cfg's tables, emptied. */
+static int setup(struct ftl* f, const struct ftl_config* cfg) {
+    int rc = attach(f, cfg);
+    if (rc != FTL_OK) return rc;
     /* map and rmap NONE (all ones); P/E counts, ages, frontier pages and slots, free counts and
      * valid counts 0; one fill each, since behind DMA a table is filled in bulk. */
     tbl_fill(f, f->lay.off_map, 0xFF, f->lay.off_pe - f->lay.off_map);
@@ -747,6 +763,38 @@ int ftl_mount(struct ftl* f, const struct ftl_config* cfg) {
         if (state_get(f, b) == BLK_FULL) age_set(f, b, 0); /* unknown: as old as can be */
     }
     f->seq = any ? max_seq + 1 : 0;
+    return FTL_OK;
+}
+
+int ftl_save(struct ftl* f) {
+    int rc = flush_all(f);
+    if (rc != FTL_OK) return rc;
+    const uint32_t w[SAVED_WORDS] = {SAVED_IS,          f->lay.lpns,          f->lay.slots,
+                                     f->lay.blocks,     f->seq,               f->free_blocks,
+                                     f->rr,             f->pe_max,            f->pending,
+                                     f->st.bad_blocks,  f->st.bad_records};
+    tbl_write(f, f->lay.off_saved, w, sizeof w);
+    return FTL_OK;
+}
+
+int ftl_resume(struct ftl* f, const struct ftl_config* cfg) {
+    int rc = attach(f, cfg);
+    if (rc != FTL_OK) return rc;
+    uint32_t w[SAVED_WORDS];
+    tbl_read(f, f->lay.off_saved, w, sizeof w);
+    if (w[SAVED_MAGIC] != SAVED_IS || w[SAVED_LPNS] != f->lay.lpns ||
+        w[SAVED_SLOTS] != f->lay.slots || w[SAVED_BLOCKS] != f->lay.blocks ||
+        w[SAVED_RR] >= f->lay.units)
+        return FTL_E_ARG;
+    f->seq = w[SAVED_SEQ];
+    f->free_blocks = w[SAVED_FREE];
+    f->rr = w[SAVED_RR];
+    f->pe_max = w[SAVED_PE_MAX];
+    f->pending = w[SAVED_PENDING];
+    f->st.bad_blocks = w[SAVED_BAD_BLOCKS];
+    f->st.bad_records = w[SAVED_BAD_RECORDS];
+    const uint32_t used = 0;
+    tbl_write(f, f->lay.off_saved + SAVED_MAGIC * 4, &used, 4);
     return FTL_OK;
 }
 

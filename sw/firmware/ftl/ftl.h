@@ -117,7 +117,7 @@ struct ftl_stats {
 struct ftl_layout {
     uint32_t units, blocks, pages, upp, slots, lpns, esp, bytes;
     uint32_t off_map, off_rmap, off_pe, off_age, off_frb, off_frp, off_fsl, off_ufree, off_valid,
-        off_state;
+        off_state, off_saved;
 };
 
 /* One FTL; its fields are private (ftl.c). Zero-initialise or not: format or mount sets it up. */
@@ -139,6 +139,15 @@ uint32_t ftl_config_capacity_units(const struct ftl_config* cfg);
 int ftl_format(struct ftl* f, const struct ftl_config* cfg);
 /* Rebuilds the tables from the flash (after power loss): reads every written page's metadata. */
 int ftl_mount(struct ftl* f, const struct ftl_config* cfg);
+/* Flushes the write buffer, then records the FTL's own state beside its tables. ftl_resume
+ * carries on from exactly there (P/E counts, block ages, frontiers) without reading the flash:
+ * what a controller keeps across a clean shutdown, and what preconditioning hands SPU-OS
+ * (docs/storage.md "Preconditioning"). */
+int ftl_save(struct ftl* f);
+/* Carries on from the state ftl_save recorded in the tables `cfg` gives (cfg.mem or the table
+ * callbacks), for the same configuration; the record is used up. FTL_E_ARG when the tables hold
+ * none, or one of another configuration. Statistics start at zero, as after a mount. */
+int ftl_resume(struct ftl* f, const struct ftl_config* cfg);
 
 /* Logical units the FTL offers: valid LPNs are 0 .. ftl_capacity_units() - 1. */
 uint32_t ftl_capacity_units(const struct ftl* f);

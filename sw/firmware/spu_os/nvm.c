@@ -264,6 +264,7 @@ uint32_t nvm_attach(void) {
     const uint32_t meta_bytes = GEO(META_BYTES);
     const uint32_t upp = a.unit_bytes && a.unit_bytes <= page_bytes ? page_bytes / a.unit_bytes : 1;
     if (a.blocks_per_plane == 0 || a.blocks_per_plane > blocks || a.cell_mode > FLASH_TLC ||
+        a.format > SPU_OS_STORE_RESUME ||
         (a.bank_bytes & (LINE - 1)) || a.esp_blocks > ESP_PER_UNIT ||
         (a.esp_blocks && GEO(DIES) * GEO(PLANES) > ESP_UNITS) || meta_bytes > META ||
         4 * FTL_META_WORDS(upp) > meta_bytes)
@@ -290,7 +291,9 @@ uint32_t nvm_attach(void) {
     st.mode = a.cell_mode;
     memset(line_tag, 0, sizeof line_tag);
     SPU_REG(SPU_FLASH_BASE, FLASH_CTL_IRQ_ENABLE_OFFSET) = 1;
-    const int rc = a.format ? ftl_format(&ftl, &c) : ftl_mount(&ftl, &c);
+    const int rc = a.format == SPU_OS_STORE_RESUME ? ftl_resume(&ftl, &c)
+                   : a.format                      ? ftl_format(&ftl, &c)
+                                                   : ftl_mount(&ftl, &c);
     if (rc != FTL_OK) return result_of(rc);
     st.unit_bytes = ftl_unit_bytes(&ftl);
     st.units = ftl_capacity_units(&ftl);

@@ -168,10 +168,15 @@
  * "The store"). SPU n's NVM address n x bank_bytes + x is logical byte x; the FTL keeps its
  * tables, its write buffer (a page per write frontier) and two page buffers at the start of SSD
  * memory bank n (from n x bank_bytes), which the store no longer needs. Answers SPU_OS_OK, SPU_OS_E_BAD_ARG (a configuration the FTL refuses,
- * or a bank too small for the tables), SPU_OS_E_STATE (attached already) or SPU_OS_E_IO /
+ * a bank too small for the tables, or RESUME without a saved state of this configuration), SPU_OS_E_STATE (attached already) or SPU_OS_E_IO /
  * SPU_OS_E_MEDIA (the flash failed during format or mount). */
+#define SPU_OS_STORE_MOUNT 0  /* rebuild the FTL's tables from the flash (after power loss) */
+#define SPU_OS_STORE_FORMAT 1 /* erase every block, start empty */
+#define SPU_OS_STORE_RESUME 2 /* the FTL's tables and its saved state (ftl_save) are at the bank's \
+                               * start already: carry on without reading the flash (what         \
+                               * preconditioning leaves, docs/storage.md) */
 struct spu_os_store_attach {
-    uint32_t format;           /* 1: erase every block, start empty; 0: mount (recover) */
+    uint32_t format;           /* SPU_OS_STORE_MOUNT, _FORMAT or _RESUME */
     uint32_t bank_bytes;       /* NVM and SSD-memory bytes per SPU */
     uint32_t blocks_per_plane; /* the FTL's blocks in every plane, from block 0 */
     uint32_t op_permille, gc_free_blocks, wl_threshold, esp_blocks;
