@@ -168,9 +168,11 @@ std::string Plane::check_sense(const SenseSlot* slots, size_t n) const {
 }
 
 // The cells of one wordline as the sense amplifiers see them this time: the stored (possibly
-// randomised) bits with this sensing's raw bit errors. Null for an erased page (all ones).
+// randomised) bits with this sensing's raw bit errors, in `into` (or, without it, the page
+// itself when there are none). Null for an erased page (all ones).
 const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, double now_s, core::Rng& rng,
-                                   bool inject, SenseResult& r, std::vector<uint64_t>* flipped) {
+                                   bool inject, SenseResult& r, std::vector<uint64_t>* flipped,
+                                   uint64_t* into) {
     r.bits_sensed += page_bits_;
     if (p.mode == CellMode::Erased) return nullptr;
     double p_err = 0;
@@ -178,10 +180,14 @@ const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, double now_s,
         double days = (now_s - p.programmed_s) / 86400.0 + cfg_.reliability.retention_days;
         p_err = model_.rber(p.mode, pe_cycles(b), days, p.randomised(), p.esp_factor);
     }
-    if (!(p_err > 0)) return p.data.get();
-    noisy_.assign(p.data.get(), p.data.get() + words_);
-    r.bit_errors += inject_bit_errors(rng, noisy_.data(), page_bits_, p_err, flipped);
-    return noisy_.data();
+    if (!into) {
+        if (!(p_err > 0)) return p.data.get();
+        noisy_.resize(words_);
+        into = noisy_.data();
+    }
+    std::memcpy(into, p.data.get(), words_ * 8);
+    if (p_err > 0) r.bit_errors += inject_bit_errors(rng, into, page_bits_, p_err, flipped);
+    return into;
 }
 
 SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, double now_s,
@@ -192,11 +198,6 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
         r.bits_sensed = r.wordlines * page_bits_;
         return r;
     }
-    // Bitlines: OR over blocks (NOR-like strings in parallel) of the AND within each block
-    // (cells in series). Erased cells conduct (read 1), so they are the identity of the AND.
-    scratch_.assign(words_, 0);
-    uint64_t* res = scratch_.data();
-    acc_.resize(words_);
     const bool single = n == 1 && r.wordlines == 1;
     // One wordline sensed afresh, not inverted: the S-latch's raw bit errors are this sensing's
     // flips, relative to the controller's codewords when the controller programmed the page
@@ -206,28 +207,48 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
     if (sensed.known)
         if (const PageState* p = page(slots[0].block, uint32_t(__builtin_ctzll(slots[0].pbm))))
             sensed.known = p->mode == CellMode::Erased || p->scramble == Scramble::Controller;
-    for (size_t i = 0; i < n; ++i) {
-        std::fill(acc_.begin(), acc_.end(), kOnes);
-        const BlockState* bs = block(slots[i].block);
-        for (uint64_t m = slots[i].pbm; m; m &= m - 1) {
-            uint32_t wl = uint32_t(__builtin_ctzll(m));
-            if (!bs) {
-                r.bits_sensed += page_bits_;
-                continue;
-            }
-            const uint64_t* page_cells =
-                sensed_page(bs->pages[wl], slots[i].block, now_s, rng, inject, r,
-                            sensed.known ? &sensed.bits : nullptr);
-            if (!page_cells) continue;
-            uint64_t* a = acc_.data();
-            for (uint32_t w = 0; w < words_; ++w) a[w] &= page_cells[w];
-            if (single && bs->pages[wl].scramble == Scramble::OnDie)
-                scramble(a, slots[i].block, wl);
-        }
-        for (uint32_t w = 0; w < words_; ++w) res[w] |= acc_[w];
-    }
+    std::vector<uint64_t>* flipped = sensed.known ? &sensed.bits : nullptr;
     uint64_t* s = cells(S);
     uint64_t* c = cells(C);
+    // The bitlines' result (before an inverse read's inversion) goes into `res`: the S-latch
+    // itself for one wordline that initialises it (a read: no passes over the page but a copy),
+    // else scratch to combine with it.
+    uint64_t* res = s;
+    if (single && f.init_s) {
+        const uint32_t wl = uint32_t(__builtin_ctzll(slots[0].pbm));
+        const BlockState* bs = block(slots[0].block);
+        if (!bs)
+            r.bits_sensed += page_bits_;
+        if (!bs || !sensed_page(bs->pages[wl], slots[0].block, now_s, rng, inject, r, flipped, s))
+            std::fill_n(s, words_, kOnes);
+        else if (bs->pages[wl].scramble == Scramble::OnDie)
+            scramble(s, slots[0].block, wl);
+    } else {
+        // OR over blocks (NOR-like strings in parallel) of the AND within each block (cells in
+        // series). Erased cells conduct (read 1), so they are the identity of the AND.
+        scratch_.assign(words_, 0);
+        res = scratch_.data();
+        acc_.resize(words_);
+        for (size_t i = 0; i < n; ++i) {
+            std::fill(acc_.begin(), acc_.end(), kOnes);
+            const BlockState* bs = block(slots[i].block);
+            for (uint64_t m = slots[i].pbm; m; m &= m - 1) {
+                uint32_t wl = uint32_t(__builtin_ctzll(m));
+                if (!bs) {
+                    r.bits_sensed += page_bits_;
+                    continue;
+                }
+                const uint64_t* page_cells =
+                    sensed_page(bs->pages[wl], slots[i].block, now_s, rng, inject, r, flipped);
+                if (!page_cells) continue;
+                uint64_t* a = acc_.data();
+                for (uint32_t w = 0; w < words_; ++w) a[w] &= page_cells[w];
+                if (single && bs->pages[wl].scramble == Scramble::OnDie)
+                    scramble(a, slots[i].block, wl);
+            }
+            for (uint32_t w = 0; w < words_; ++w) res[w] |= acc_[w];
+        }
+    }
     flips_[S] = std::move(sensed);
     if (f.init_c)
         flips_[C] = f.transfer ? flips_[S] : Flips{};
@@ -237,12 +258,17 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
     // accumulates; callers refuse inverse without init_s.
     if (f.inverse)
         for (uint32_t w = 0; w < words_; ++w) res[w] = ~res[w];
-    if (f.init_s)
-        std::memcpy(s, res, words_ * 8);
-    else
-        for (uint32_t w = 0; w < words_; ++w) s[w] &= res[w];
-    if (f.init_c) std::fill_n(c, words_, 0ull);
-    if (f.transfer)
+    if (res != s) {
+        if (f.init_s)
+            std::memcpy(s, res, words_ * 8);
+        else
+            for (uint32_t w = 0; w < words_; ++w) s[w] &= res[w];
+    }
+    if (f.init_c && f.transfer)
+        std::memcpy(c, s, words_ * 8);
+    else if (f.init_c)
+        std::fill_n(c, words_, 0ull);
+    else if (f.transfer)
         for (uint32_t w = 0; w < words_; ++w) c[w] |= s[w];
     return r;
 }

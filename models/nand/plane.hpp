@@ -110,7 +110,8 @@ class Plane {
     BlockState& touch(uint32_t b);
     void scramble(uint64_t* w, uint32_t b, uint32_t wl) const;
     const uint64_t* sensed_page(const PageState& p, uint32_t b, double now_s, core::Rng& rng,
-                                bool inject, SenseResult& r, std::vector<uint64_t>* flipped);
+                                bool inject, SenseResult& r, std::vector<uint64_t>* flipped,
+                                uint64_t* into = nullptr);
 
     const NandConfig& cfg_;
     const ReliabilityModel& model_;
