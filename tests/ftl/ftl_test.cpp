@@ -747,11 +747,13 @@ TEST(FtlUnits, ResumeCarriesOnExactlyAsTheFtlThatSaved) {
     EXPECT_EQ(sb.pe_sum, sa.pe_sum);
     EXPECT_EQ(b.nand.violations, 0u);
 
-    // Used up; absent after a format; another configuration's.
+    // Used up; gone after a format or a mount over it; another configuration's.
     ftl f;
     EXPECT_EQ(ftl_resume(&f, &b.cfg), FTL_E_ARG);
     Rig c(kUnits, 100, 20, 3, false, 1);
     ASSERT_EQ(c.format(), FTL_OK);
+    ASSERT_EQ(ftl_save(&c.f), FTL_OK);
+    ASSERT_EQ(ftl_mount(&c.f, &c.cfg), FTL_OK);
     EXPECT_EQ(ftl_resume(&f, &c.cfg), FTL_E_ARG);
     ASSERT_EQ(ftl_save(&c.f), FTL_OK);
     Rig other(kUnits, 200, 20, 3, false, 1);

@@ -651,6 +651,7 @@ static int setup(struct ftl* f, const struct ftl_config* cfg) {
      * valid counts 0; one fill each, since behind DMA a table is filled in bulk. */
     tbl_fill(f, f->lay.off_map, 0xFF, f->lay.off_pe - f->lay.off_map);
     tbl_fill(f, f->lay.off_pe, 0, f->lay.off_state - f->lay.off_pe);
+    tbl_fill(f, f->lay.off_saved, 0, SAVED_WORDS * 4); /* a saved state no longer holds */
     for (uint32_t b = 0; b < f->lay.blocks; ++b)
         state_set(f, b, is_esp(f, b) ? BLK_ESP_FREE : BLK_FULL);
     for (uint32_t k = 0; k < frontiers(f); ++k) frb_set(f, k, NONE);
@@ -784,7 +785,8 @@ int ftl_resume(struct ftl* f, const struct ftl_config* cfg) {
     tbl_read(f, f->lay.off_saved, w, sizeof w);
     if (w[SAVED_MAGIC] != SAVED_IS || w[SAVED_LPNS] != f->lay.lpns ||
         w[SAVED_SLOTS] != f->lay.slots || w[SAVED_BLOCKS] != f->lay.blocks ||
-        w[SAVED_RR] >= f->lay.units)
+        w[SAVED_RR] >= f->lay.units || w[SAVED_FREE] > f->lay.blocks ||
+        w[SAVED_PENDING] > f->lay.blocks || w[SAVED_BAD_BLOCKS] > f->lay.blocks)
         return FTL_E_ARG;
     f->seq = w[SAVED_SEQ];
     f->free_blocks = w[SAVED_FREE];
