@@ -564,6 +564,9 @@ int sc_main(int argc, char* argv[]) {
     } catch (const sc_core::sc_report& e) {
         std::cerr << "canopy: simulation error: " << e.what() << "\n";
         return 1;
+    } catch (const SimulationError& e) {
+        std::cerr << "canopy: simulation error: " << e.what() << "\n";
+        return 1;
     } catch (const std::exception& e) {
         std::cerr << "canopy: internal error: " << e.what() << "\n";
         return 1;

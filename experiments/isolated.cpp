@@ -73,6 +73,8 @@ nlohmann::json run_isolated(const std::function<nlohmann::json()>& f, const std:
             out = nlohmann::json{{"error", e.what()},
                                  {"input_error", {e.input(), e.place(), e.message()}}}
                       .dump();
+        } catch (const SimulationError& e) {  // so does a failure of the simulated machine
+            out = nlohmann::json{{"error", e.what()}, {"simulation", true}}.dump();
         } catch (const std::exception& e) {
             out = nlohmann::json{{"error", e.what()}}.dump();
         }
@@ -94,6 +96,7 @@ nlohmann::json run_isolated(const std::function<nlohmann::json()>& f, const std:
         throw InputError(e[0].get<std::string>(), e[1].get<std::string>(), e[2].get<std::string>());
     }
     if (j.contains("killed")) platform::killed_handler()(j["error"].get<std::string>());
+    if (j.contains("simulation")) throw SimulationError(j["error"].get<std::string>());
     if (j.contains("error")) throw std::runtime_error(j["error"].get<std::string>());
     return j["result"];
 }

@@ -13,6 +13,7 @@
 //  - Key-Value (Willow 4.5): 1 KiB values under 128 keys through the Key-Value app from a user
 //    process, and the same through a host store of the same layout (kv_abi.h) in a file, walked
 //    with the file system's pread/pwrite (system calls, Base-IO): mean GET and PUT.
+#include "core/error.hpp"
 #include "experiments/experiment.hpp"
 
 #include <fcntl.h>
@@ -129,7 +130,7 @@ json tpcb_run(PlatformConfig cfg, bool wal, unsigned threads, unsigned per_threa
     }
     m.platform->simulate();  // GDB's Ctrl-C is heard between slices
     if (finished != threads)
-        throw std::runtime_error("willow-apps: " + m.platform->host.first_fault());
+        throw SimulationError("willow-apps: " + m.platform->host.first_fault());
     return {{"tps", double(threads * per_thread) / span.ns() * 1e9}};
 }
 

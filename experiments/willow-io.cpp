@@ -9,6 +9,7 @@
 //    reads and writes (throughput = 1 / latency) and the 4 KiB read latency.
 //  - The 4 KiB read's time per part (host, PCIe, ring, SPU software, storage) for both paths:
 //    each part's busy time during the reads, the host's part what remains of the latency.
+#include "core/error.hpp"
 #include "experiments/experiment.hpp"
 
 #include <cstring>
@@ -73,7 +74,7 @@ json bandwidth_run(bool quick, const PlatformConfig& cfg) {
     }
     m.platform->simulate();  // GDB's Ctrl-C is heard between slices
     if (finished != kThreads)
-        throw std::runtime_error("willow-io: " + m.platform->host.first_fault());
+        throw SimulationError("willow-io: " + m.platform->host.first_fault());
     const double bytes = double(per_thread) * kThreads;
     // Bytes programmed per byte written: the FTL's own amplification (GC) times the padding of
     // pages written through part-full (an 8 KiB piece fills half a 16 KiB page).
@@ -126,7 +127,7 @@ json small_run(bool quick, const PlatformConfig& cfg) {
     }
     m.platform->simulate();  // GDB's Ctrl-C is heard between slices
     if (finished != kThreads)
-        throw std::runtime_error("willow-io: " + m.platform->host.first_fault());
+        throw SimulationError("willow-io: " + m.platform->host.first_fault());
     return {{"read_ratio", fs_read.ns() / dio_read.ns()},
             {"write_ratio", fs_write.ns() / dio_write.ns()}};
 }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/error.hpp"
 #include "platform/platform.hpp"
 #include "platform/willow_stack.hpp"
 
@@ -71,7 +72,7 @@ struct PrototypeMachine {
                                          done = true;
                                      });
         platform->simulate();
-        if (!done) throw std::runtime_error(who + ": " + platform->host.first_fault());
+        if (!done) throw SimulationError(who + ": " + platform->host.first_fault());
     }
     // Bytes per ns (GB/s) one direction of the link carries, encoding included.
     double link_gbps() const { return 1.0 / cfg.pcie.ns_per_byte(); }

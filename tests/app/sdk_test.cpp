@@ -319,6 +319,20 @@ TEST(BringYourOwn, AnExperimentsMachinesTakeModelsFromOutside) {
     expect_refused(exp + model + "--set model.slow_nand.channel=9", "no such flash channel");
 }
 
+// A machine that fails at run time with what the user brought (here a flash channel whose geometry
+// is not the array's, on which SPU-OS cannot mount the store) is a simulation error: exit 1, the
+// failure named; not an internal error, which is a bug of Canopy's.
+TEST(BringYourOwn, AMachineThatFailsWithAModelIsASimulationError) {
+    const std::string d = scratch("sdk-exp-model-fails");
+    const auto r = run_canopy("exp willow-io --quick --no-figures --model " + kModels +
+                                  "/nand_channel.so --quiet --out " + d + "/out",
+                              d);
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("canopy: simulation error: willow-io: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("mount of the flash store"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("internal"), std::string::npos) << r.err;
+}
+
 // The SSD calls of the host program ABI: a version 1 program still runs; misuse is a fault of
 // the program alone, named.
 TEST(BringYourOwn, HostProgramsSsdCallsFaultOnMisuseAndOldProgramsRun) {
