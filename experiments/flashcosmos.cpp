@@ -670,7 +670,7 @@ json run(PlatformConfig cfg, const std::vector<std::string>& names) {
     platform.simulate(sc_core::sc_time(10, sc_core::SC_SEC));  // GDB's Ctrl-C between slices
     if (!done)
         throw SimulationError("flashcosmos on the platform: the host program did not finish: " +
-                                 platform.host.first_fault());
+                              platform.host.first_fault());
     return out;
 }
 

@@ -73,8 +73,7 @@ json bandwidth_run(bool quick, const PlatformConfig& cfg) {
         });
     }
     m.platform->simulate();  // GDB's Ctrl-C is heard between slices
-    if (finished != kThreads)
-        throw SimulationError("willow-io: " + m.platform->host.first_fault());
+    if (finished != kThreads) throw SimulationError("willow-io: " + m.platform->host.first_fault());
     const double bytes = double(per_thread) * kThreads;
     // Bytes programmed per byte written: the FTL's own amplification (GC) times the padding of
     // pages written through part-full (an 8 KiB piece fills half a 16 KiB page).
@@ -126,8 +125,7 @@ json small_run(bool quick, const PlatformConfig& cfg) {
         });
     }
     m.platform->simulate();  // GDB's Ctrl-C is heard between slices
-    if (finished != kThreads)
-        throw SimulationError("willow-io: " + m.platform->host.first_fault());
+    if (finished != kThreads) throw SimulationError("willow-io: " + m.platform->host.first_fault());
     return {{"read_ratio", fs_read.ns() / dio_read.ns()},
             {"write_ratio", fs_write.ns() / dio_write.ns()}};
 }

@@ -132,8 +132,12 @@ void Plane::data_in(uint32_t column, const uint8_t* src, uint32_t n) {
 
 bool Plane::data_out(uint32_t column, uint8_t* dst, uint32_t n,
                      std::vector<uint64_t>* flipped) const {
+    if (!functional_) return false;
     const uint64_t* c = latches_[C].get();
-    if (!functional_ || !c) return false;
+    if (!c) {  // never used: as power-on leaves it
+        std::memset(dst, 0, n);
+        return false;
+    }
     std::memcpy(dst, reinterpret_cast<const uint8_t*>(c) + column, n);
     const Flips& f = flips_[C];
     if (!f.known || !flipped) return false;
@@ -217,8 +221,7 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
     if (single && f.init_s) {
         const uint32_t wl = uint32_t(__builtin_ctzll(slots[0].pbm));
         const BlockState* bs = block(slots[0].block);
-        if (!bs)
-            r.bits_sensed += page_bits_;
+        if (!bs) r.bits_sensed += page_bits_;
         if (!bs || !sensed_page(bs->pages[wl], slots[0].block, now_s, rng, inject, r, flipped, s))
             std::fill_n(s, words_, kOnes);
         else if (bs->pages[wl].scramble == Scramble::OnDie)

@@ -263,9 +263,7 @@ void StoreConfig::describe(core::Params& p) {
 
 spu_os_store_attach StoreConfig::attach(uint64_t bank_bytes, bool resume) const {
     spu_os_store_attach a{};
-    a.format = resume   ? SPU_OS_STORE_RESUME
-               : format ? SPU_OS_STORE_FORMAT
-                        : SPU_OS_STORE_MOUNT;
+    a.format = resume ? SPU_OS_STORE_RESUME : format ? SPU_OS_STORE_FORMAT : SPU_OS_STORE_MOUNT;
     a.bank_bytes = uint32_t(bank_bytes);
     a.blocks_per_plane = blocks_per_plane;
     a.op_permille = op_permille;
@@ -349,7 +347,9 @@ void WillowApps::attach_store(const StoreConfig& store, uint64_t bank_bytes,
         throw host::HostFault("Willow apps: STORE_ATTACH: banks of " + std::to_string(bank_bytes) +
                               " B exceed SPU-OS's 32-bit NVM addresses");
     broadcast_ok(targets(spus), SPU_OS_RPC_STORE_ATTACH, store.attach_payload(bank_bytes, resume),
-                 std::string(resume ? "resume" : store.format ? "format" : "mount") +
+                 std::string(resume         ? "resume"
+                             : store.format ? "format"
+                                            : "mount") +
                      " of the flash store");
 }
 

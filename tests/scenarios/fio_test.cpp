@@ -237,12 +237,11 @@ TEST(Fio, TimingOnlyArrayRunsTheSameFtl) {
 // corrects bits, reads and writes after preconditioning give the same fio.json and statistics
 // with it and without it (the config's record of it aside).
 TEST(Fio, TheEccShortcutChangesNoResult) {
-    const std::string job =
-        "[rw]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=8\nnumber_ios=1500\n";
+    const std::string job = "[rw]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=8\nnumber_ios=1500\n";
     const std::string worn = "--precondition seq --set nand.reliability.initial_pe_cycles=3000";
     const FioResult fast = run_fio("fio-ecc-shortcut", job, worn);
-    const FioResult full = run_fio("fio-ecc-decoder", job,
-                                   worn + " --set ssd.flash.ecc.known_error_shortcut=false");
+    const FioResult full =
+        run_fio("fio-ecc-decoder", job, worn + " --set ssd.flash.ecc.known_error_shortcut=false");
     if (fast.fio.is_null() || full.fio.is_null()) return;
     // Everything but the job file's path (two scratch directories) and the setting itself.
     json a = {fast.fio, fast.stats}, b = {full.fio, full.stats};

@@ -371,7 +371,8 @@ TEST(BchCode, KnownErrorsUndoneAsTheDecoderCorrectsThem) {
     }
     Bytes erased(size, 0xFF);
     for (uint32_t b : {data_at * 8 + 5, parity_at * 8 + 9}) erased[b / 8] ^= uint8_t(1u << (b % 8));
-    const PageCodeword e = decode_page_codeword(c, erased.data(), data_at, 1024, parity_at, nullptr);
+    const PageCodeword e =
+        decode_page_codeword(c, erased.data(), data_at, 1024, parity_at, nullptr);
     EXPECT_TRUE(e.erased);
     EXPECT_EQ(e.corrected, 2u);
     EXPECT_EQ(erased[data_at], 0xFF);
@@ -382,11 +383,10 @@ TEST(EccConfig, DescribedWithUnitsAndRanges) {
     core::Params p;
     core::Params scoped = p.scope("ssd").scope("flash").scope("ecc");
     c.describe(scoped);
-    EXPECT_EQ(p.keys(),
-              (std::vector<std::string>{"ssd.flash.ecc.codeword_bytes", "ssd.flash.ecc.t_bits",
-                                        "ssd.flash.ecc.t_decode_ns", "ssd.flash.ecc.t_correct_ns",
-                                        "ssd.flash.ecc.t_encode_ns",
-                                        "ssd.flash.ecc.known_error_shortcut"}));
+    EXPECT_EQ(p.keys(), (std::vector<std::string>{
+                            "ssd.flash.ecc.codeword_bytes", "ssd.flash.ecc.t_bits",
+                            "ssd.flash.ecc.t_decode_ns", "ssd.flash.ecc.t_correct_ns",
+                            "ssd.flash.ecc.t_encode_ns", "ssd.flash.ecc.known_error_shortcut"}));
     core::ConfigSource src;
     src.set("ssd.flash.ecc.t_bits=0");
     EccConfig bad;

@@ -319,7 +319,8 @@ TEST(FlashController, KnownErrorShortcutGivesTheDecodersResults) {
     };
     const std::string full = in_child([&] { return session(false); });
     const std::string fast = session(true);
-    EXPECT_TRUE(full == fast) << "decoder:\n" << full.substr(0, 2000) << "\nshortcut:\n"
+    EXPECT_TRUE(full == fast) << "decoder:\n"
+                              << full.substr(0, 2000) << "\nshortcut:\n"
                               << fast.substr(0, 2000);
     // Both ways were taken: codewords within t (undone) and beyond it (the decoder's verdict).
     EXPECT_GT(ok, 10u);

@@ -112,8 +112,20 @@ static uint32_t units_per_page(const struct ftl_geometry* g) {
 }
 
 /* ftl_save's record after the tables: a magic word, the layout it belongs to, the state. */
-enum { SAVED_MAGIC, SAVED_LPNS, SAVED_SLOTS, SAVED_BLOCKS, SAVED_SEQ, SAVED_FREE, SAVED_RR,
-       SAVED_PE_MAX, SAVED_PENDING, SAVED_BAD_BLOCKS, SAVED_BAD_RECORDS, SAVED_WORDS };
+enum {
+    SAVED_MAGIC,
+    SAVED_LPNS,
+    SAVED_SLOTS,
+    SAVED_BLOCKS,
+    SAVED_SEQ,
+    SAVED_FREE,
+    SAVED_RR,
+    SAVED_PE_MAX,
+    SAVED_PENDING,
+    SAVED_BAD_BLOCKS,
+    SAVED_BAD_RECORDS,
+    SAVED_WORDS
+};
 #define SAVED_IS 0x534C5446u /* "FTLS" */
 
 static int layout_of(const struct ftl_config* c, struct ftl_layout* l) {
@@ -770,10 +782,9 @@ int ftl_mount(struct ftl* f, const struct ftl_config* cfg) {
 int ftl_save(struct ftl* f) {
     int rc = flush_all(f);
     if (rc != FTL_OK) return rc;
-    const uint32_t w[SAVED_WORDS] = {SAVED_IS,          f->lay.lpns,          f->lay.slots,
-                                     f->lay.blocks,     f->seq,               f->free_blocks,
-                                     f->rr,             f->pe_max,            f->pending,
-                                     f->st.bad_blocks,  f->st.bad_records};
+    const uint32_t w[SAVED_WORDS] = {
+        SAVED_IS, f->lay.lpns, f->lay.slots, f->lay.blocks,    f->seq,           f->free_blocks,
+        f->rr,    f->pe_max,   f->pending,   f->st.bad_blocks, f->st.bad_records};
     tbl_write(f, f->lay.off_saved, w, sizeof w);
     return FTL_OK;
 }

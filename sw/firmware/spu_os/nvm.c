@@ -264,10 +264,9 @@ uint32_t nvm_attach(void) {
     const uint32_t meta_bytes = GEO(META_BYTES);
     const uint32_t upp = a.unit_bytes && a.unit_bytes <= page_bytes ? page_bytes / a.unit_bytes : 1;
     if (a.blocks_per_plane == 0 || a.blocks_per_plane > blocks || a.cell_mode > FLASH_TLC ||
-        a.format > SPU_OS_STORE_RESUME ||
-        (a.bank_bytes & (LINE - 1)) || a.esp_blocks > ESP_PER_UNIT ||
-        (a.esp_blocks && GEO(DIES) * GEO(PLANES) > ESP_UNITS) || meta_bytes > META ||
-        4 * FTL_META_WORDS(upp) > meta_bytes)
+        a.format > SPU_OS_STORE_RESUME || (a.bank_bytes & (LINE - 1)) ||
+        a.esp_blocks > ESP_PER_UNIT || (a.esp_blocks && GEO(DIES) * GEO(PLANES) > ESP_UNITS) ||
+        meta_bytes > META || 4 * FTL_META_WORDS(upp) > meta_bytes)
         return SPU_OS_E_BAD_ARG;
     struct ftl_config c;
     spu_os_store_ftl_config(&a, GEO(DIES), GEO(PLANES), GEO(PAGES), page_bytes, &c);

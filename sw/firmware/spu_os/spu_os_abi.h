@@ -167,14 +167,17 @@
 /* STORE_ATTACH: puts the SPU's store on its channel's flash behind the FTL (docs/spu_os.md
  * "The store"). SPU n's NVM address n x bank_bytes + x is logical byte x; the FTL keeps its
  * tables, its write buffer (a page per write frontier) and two page buffers at the start of SSD
- * memory bank n (from n x bank_bytes), which the store no longer needs. Answers SPU_OS_OK, SPU_OS_E_BAD_ARG (a configuration the FTL refuses,
- * a bank too small for the tables, or RESUME without a saved state of this configuration), SPU_OS_E_STATE (attached already) or SPU_OS_E_IO /
- * SPU_OS_E_MEDIA (the flash failed during format or mount). */
-#define SPU_OS_STORE_MOUNT 0  /* rebuild the FTL's tables from the flash (after power loss) */
-#define SPU_OS_STORE_FORMAT 1 /* erase every block, start empty */
-#define SPU_OS_STORE_RESUME 2 /* the FTL's tables and its saved state (ftl_save) are at the bank's \
-                               * start already: carry on without reading the flash (what         \
-                               * preconditioning leaves, docs/storage.md) */
+ * memory bank n (from n x bank_bytes), which the store no longer needs. Answers SPU_OS_OK,
+ * SPU_OS_E_BAD_ARG (a configuration the FTL refuses, a bank too small for the tables, or RESUME
+ * without a saved state of this configuration), SPU_OS_E_STATE (attached already) or
+ * SPU_OS_E_IO / SPU_OS_E_MEDIA (the flash failed during format or mount).
+ * `format` says how the FTL starts: MOUNT rebuilds its tables from the flash (after a power
+ * loss); FORMAT erases every block and starts empty; RESUME carries on from the tables and the
+ * state ftl_save recorded at the bank's start, reading nothing from the flash (what
+ * --precondition leaves there, docs/storage.md). */
+#define SPU_OS_STORE_MOUNT 0
+#define SPU_OS_STORE_FORMAT 1
+#define SPU_OS_STORE_RESUME 2
 struct spu_os_store_attach {
     uint32_t format;           /* SPU_OS_STORE_MOUNT, _FORMAT or _RESUME */
     uint32_t bank_bytes;       /* NVM and SSD-memory bytes per SPU */
