@@ -5,6 +5,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
@@ -133,6 +134,60 @@ void for_each_channel(uint32_t n, const std::function<void(uint32_t)>& fn) {
         if (e) std::rethrow_exception(e);
 }
 
+// A page's units' bytes from their tokens: `upp` units of `ub` bytes into `out`.
+void fill_units(const uint64_t* tokens, uint32_t upp, uint32_t ub, uint8_t* out) {
+    for (uint32_t s = 0; s < upp; ++s, out += ub) {
+        if (tokens[s] == kZero || tokens[s] == kOnes)
+            std::memset(out, tokens[s] == kZero ? 0x00 : 0xFF, ub);
+        else
+            precondition_bytes((tokens[s] - kUnit) * ub, out, ub);
+    }
+}
+
+// One plane's preconditioned pages as its NAND keeps them: per page its units' tokens and its
+// encoded spare area (parity, metadata: costly to compute, an eighth of the page); the data area
+// is made again whenever a page is sensed (the units' bytes, randomised as the controller does).
+// An erased block's pages are dropped.
+class KeptPlane : public nand::PageSource {
+  public:
+    struct Shape {
+        uint32_t upp, ub, page_bytes, spare_bytes, pages_per_block;
+    };
+    KeptPlane(const ssd::FlashController& ctl, uint32_t die, uint32_t plane, Shape shape)
+        : ctl_(ctl), die_(die), plane_(plane), k_(shape) {}
+    // Page (block, wl): its units' tokens (upp) and its encoded page (spare area from page_bytes).
+    void keep(uint32_t block, uint32_t wl, const uint64_t* tokens, const uint8_t* page) {
+        Block& b = blocks_[block];
+        if (!b.spare) {
+            b.tokens.assign(size_t(k_.pages_per_block) * k_.upp, 0);
+            b.spare.reset(new uint8_t[size_t(k_.pages_per_block) * k_.spare_bytes]);
+        }
+        std::copy_n(tokens, k_.upp, &b.tokens[size_t(wl) * k_.upp]);
+        std::memcpy(&b.spare[size_t(wl) * k_.spare_bytes], page + k_.page_bytes, k_.spare_bytes);
+    }
+    void cells(uint32_t block, uint32_t wl, uint64_t* words) const override {
+        const Block& b = blocks_.at(block);
+        uint8_t* bytes = reinterpret_cast<uint8_t*>(words);
+        fill_units(&b.tokens[size_t(wl) * k_.upp], k_.upp, k_.ub, bytes);
+        ctl_.randomise_page(die_, plane_, block, wl, bytes);
+        std::memcpy(bytes + k_.page_bytes, &b.spare[size_t(wl) * k_.spare_bytes], k_.spare_bytes);
+        // The padding of the last word, as a program's data load leaves it.
+        const size_t total = size_t(k_.page_bytes) + k_.spare_bytes;
+        std::memset(bytes + total, 0xFF, (total + 7) / 8 * 8 - total);
+    }
+    void erased(uint32_t block) override { blocks_.erase(block); }
+
+  private:
+    struct Block {
+        std::vector<uint64_t> tokens;      // upp per page
+        std::unique_ptr<uint8_t[]> spare;  // spare_bytes per page
+    };
+    const ssd::FlashController& ctl_;
+    uint32_t die_, plane_;
+    Shape k_;
+    std::unordered_map<uint32_t, Block> blocks_;  // by the plane's block
+};
+
 void check_ftl(int rc, uint32_t channel, const char* what) {
     if (rc != FTL_OK)
         throw std::runtime_error("preconditioning: channel " + std::to_string(channel) +
@@ -257,14 +312,8 @@ std::vector<uint8_t> StorePreconditioner::image_bytes(uint32_t channel,
                                                       const ChannelImage::Page& img) const {
     const ssd::FlashController& ctl = *platform_.device.ssd.flash.at(channel);
     std::vector<uint8_t> bytes(platform_.cfg.nand.geometry.page_total_bytes(), 0xFF);
-    for (uint32_t s = 0; s < upp_; ++s) {
-        uint8_t* at = bytes.data() + size_t(s) * unit_bytes_;
-        const uint64_t t = img.tokens.at(s);
-        if (t == kZero || t == kOnes)
-            std::memset(at, t == kZero ? 0x00 : 0xFF, unit_bytes_);
-        else
-            precondition_bytes((t - kUnit) * unit_bytes_, at, unit_bytes_);
-    }
+    if (img.tokens.size() != upp_) throw std::logic_error("preconditioning: a page's units");
+    fill_units(img.tokens.data(), upp_, unit_bytes_, bytes.data());
     uint8_t* meta = bytes.data() + ctl.meta_offset();
     std::memset(meta, 0, ctl.meta_bytes());
     std::memcpy(meta, img.meta.data(), std::min<size_t>(img.meta.size() * 4, ctl.meta_bytes()));
@@ -297,11 +346,21 @@ void StorePreconditioner::apply(const std::vector<ChannelImage>& images) const {
         platform_.device.ssd.dram.write(uint64_t(c) * geo_.bank_bytes,
                                         reinterpret_cast<const uint8_t*>(t.data()), t.size() * 4);
         ssd::FlashController& ctl = *platform_.device.ssd.flash.at(c);
+        // A functional array's planes keep these pages' bytes in KeptPlanes, not as pages.
+        const nand::Geometry& g = platform_.cfg.nand.geometry;
+        const KeptPlane::Shape shape{upp_, unit_bytes_, g.page_bytes, g.spare_bytes,
+                                     pages_per_block_};
+        std::vector<std::shared_ptr<KeptPlane>> kept(g.dies_per_channel * g.planes_per_die);
         for (const auto& [page, img] : images[c].pages) {
             locate(uint32_t(page / pages_per_block_), die, plane, block);
+            const uint32_t wl = uint32_t(page % pages_per_block_);
+            std::shared_ptr<KeptPlane>& k = kept[die * g.planes_per_die + plane];
+            if (platform_.cfg.nand.functional && !k)
+                k = std::make_shared<KeptPlane>(ctl, die, plane, shape);
             std::vector<uint8_t> bytes = image_bytes(c, img);
-            ctl.preload_page(platform_.nand.die(c, die).plane(plane), die, plane, block,
-                             uint32_t(page % pages_per_block_), mode, bytes.data());
+            ctl.preload_page(platform_.nand.die(c, die).plane(plane), die, plane, block, wl, mode,
+                             bytes.data(), k);
+            if (k) k->keep(block, wl, img.tokens.data(), bytes.data());
         }
     });
 }

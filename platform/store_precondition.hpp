@@ -4,13 +4,16 @@
 // the writes on the host, against a flash that keeps each unit's bytes as a token (the device
 // offset it was written for) and the pages' spare metadata; the pages it programmed are then
 // encoded by the channel's flash controller (randomiser, BCH) and put into the NAND planes, and
-// every block is erased as often as the FTL erased it (its P/E count). The FTL's tables and its
-// saved state (ftl_save) go into each SPU's bank of SSD memory, where SPU-OS resumes from them at
-// boot (STORE_ATTACH with SPU_OS_STORE_RESUME) without reading the flash; a mount after a power
-// cycle rebuilds the same map from the pages. For the same write sequence the NAND holds exactly
-// what the timed path (the host writing through Base-IO, SPU-OS's FTL, the flash controller)
-// leaves after a flush, page for page and bit for bit; only the pages' program times differ.
-// With a timing-only array (nand.functional=false) the pages are marked programmed and only
+// every block is erased as often as the FTL erased it (its P/E count). A functional plane keeps
+// no bytes of these pages: it asks a nand::PageSource for them whenever it senses one, which
+// keeps the units' tokens and the encoded spare area and makes the data area again (units'
+// bytes, randomised), so memory grows with the pages programmed in time, not with the device. The
+// FTL's tables and its saved state (ftl_save) go into each SPU's bank of SSD memory, where SPU-OS
+// resumes from them at boot (STORE_ATTACH with SPU_OS_STORE_RESUME) without reading the flash; a
+// mount after a power cycle rebuilds the same map from the pages. For the same write sequence the
+// NAND holds exactly what the timed path (the host writing through Base-IO, SPU-OS's FTL, the flash
+// controller) leaves after a flush, page for page and bit for bit; only the pages' program times
+// differ. With a timing-only array (nand.functional=false) the pages are marked programmed and only
 // their metadata is kept (ssd::FlashController), so a whole device costs little memory.
 #pragma once
 

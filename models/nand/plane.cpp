@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace canopy::nand {
 
@@ -78,8 +79,8 @@ void Plane::scramble(uint64_t* w, uint32_t b, uint32_t wl) const {
     for (uint32_t i = 0; i < words_; ++i) w[i] ^= core::splitmix64(key + i);
 }
 
-void Plane::program(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble, double esp_factor,
-                    double now_s) {
+PageState& Plane::mark_programmed(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble,
+                                  double esp_factor, double now_s) {
     BlockState& bs = touch(b);
     PageState& p = bs.pages[wl];
     p.mode = mode;
@@ -88,6 +89,12 @@ void Plane::program(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble, d
     p.programmed_s = now_s;
     if (bs.mode == CellMode::Erased) bs.mode = mode;
     bs.last_programmed = std::max(bs.last_programmed, int32_t(wl));
+    return p;
+}
+
+void Plane::program(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble, double esp_factor,
+                    double now_s) {
+    PageState& p = mark_programmed(b, wl, mode, scramble, esp_factor, now_s);
     if (!functional_) return;
     // The cache register hands the page to a data latch that drives the program (two for the
     // multi-level modes, which keep the page while the other levels are placed).
@@ -107,12 +114,36 @@ void Plane::program_image(uint32_t b, uint32_t wl, CellMode mode, Scramble scram
     program(b, wl, mode, scramble, 0.0, now_s);
 }
 
+void Plane::program_from(std::shared_ptr<PageSource> source, uint32_t b, uint32_t wl, CellMode mode,
+                         Scramble scramble, double now_s) {
+    if (!functional_ || !source || (source_ && source_ != source))
+        throw std::logic_error(
+            "nand: a page from a source needs a functional plane and one source");
+    source_ = std::move(source);
+    mark_programmed(b, wl, mode, scramble, 0.0, now_s).from_source = true;
+}
+
+bool Plane::stored_cells(uint32_t b, uint32_t wl, uint64_t* words) const {
+    const PageState* p = page(b, wl);
+    if (!p || p->mode == CellMode::Erased || !functional_) return false;
+    if (p->from_source)
+        source_->cells(b, wl, words);
+    else
+        std::memcpy(words, p->data.get(), words_ * 8);
+    return true;
+}
+
 void Plane::erase(uint32_t b) {
     BlockState& bs = touch(b);
     ++bs.pe_cycles;
     bs.last_programmed = -1;
     bs.mode = CellMode::Erased;
-    for (auto& p : bs.pages) p = PageState{};
+    bool from_source = false;
+    for (auto& p : bs.pages) {
+        from_source |= p.from_source;
+        p = PageState{};
+    }
+    if (from_source) source_->erased(b);
 }
 
 void Plane::load_begin() {
@@ -174,9 +205,9 @@ std::string Plane::check_sense(const SenseSlot* slots, size_t n) const {
 // The cells of one wordline as the sense amplifiers see them this time: the stored (possibly
 // randomised) bits with this sensing's raw bit errors, in `into` (or, without it, the page
 // itself when there are none). Null for an erased page (all ones).
-const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, double now_s, core::Rng& rng,
-                                   bool inject, SenseResult& r, std::vector<uint64_t>* flipped,
-                                   uint64_t* into) {
+const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, uint32_t wl, double now_s,
+                                   core::Rng& rng, bool inject, SenseResult& r,
+                                   std::vector<uint64_t>* flipped, uint64_t* into) {
     r.bits_sensed += page_bits_;
     if (p.mode == CellMode::Erased) return nullptr;
     double p_err = 0;
@@ -185,11 +216,14 @@ const uint64_t* Plane::sensed_page(const PageState& p, uint32_t b, double now_s,
         p_err = model_.rber(p.mode, pe_cycles(b), days, p.randomised(), p.esp_factor);
     }
     if (!into) {
-        if (!(p_err > 0)) return p.data.get();
+        if (!(p_err > 0) && !p.from_source) return p.data.get();
         noisy_.resize(words_);
         into = noisy_.data();
     }
-    std::memcpy(into, p.data.get(), words_ * 8);
+    if (p.from_source)
+        source_->cells(b, wl, into);
+    else
+        std::memcpy(into, p.data.get(), words_ * 8);
     if (p_err > 0) r.bit_errors += inject_bit_errors(rng, into, page_bits_, p_err, flipped);
     return into;
 }
@@ -222,7 +256,8 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
         const uint32_t wl = uint32_t(__builtin_ctzll(slots[0].pbm));
         const BlockState* bs = block(slots[0].block);
         if (!bs) r.bits_sensed += page_bits_;
-        if (!bs || !sensed_page(bs->pages[wl], slots[0].block, now_s, rng, inject, r, flipped, s))
+        if (!bs ||
+            !sensed_page(bs->pages[wl], slots[0].block, wl, now_s, rng, inject, r, flipped, s))
             std::fill_n(s, words_, kOnes);
         else if (bs->pages[wl].scramble == Scramble::OnDie)
             scramble(s, slots[0].block, wl);
@@ -242,7 +277,7 @@ SenseResult Plane::sense(const SenseSlot* slots, size_t n, const SenseFlags& f, 
                     continue;
                 }
                 const uint64_t* page_cells =
-                    sensed_page(bs->pages[wl], slots[i].block, now_s, rng, inject, r, flipped);
+                    sensed_page(bs->pages[wl], slots[i].block, wl, now_s, rng, inject, r, flipped);
                 if (!page_cells) continue;
                 uint64_t* a = acc_.data();
                 for (uint32_t w = 0; w < words_; ++w) a[w] &= page_cells[w];

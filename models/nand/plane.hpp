@@ -3,7 +3,8 @@
 // latch (S-latch), the cache latch (C-latch) that faces the channel, and two data latches that
 // hold a page while it is programmed. Data is sparse: a block takes memory on its first program
 // or erase, a page on its program; latches on first use. In timing-only mode no data is kept,
-// only the per-page metadata that decides whether a command is legal.
+// only the per-page metadata that decides whether a command is legal. Pages preconditioning puts
+// in keep no bytes either: their source makes them whenever they are sensed.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +24,21 @@ struct PageState {
     Scramble scramble = Scramble::None;
     bool randomised() const { return scramble != Scramble::None; }
     double esp_factor = 0;             // tESP/tPROG; double so that 1.9 stays >= esp_zero_factor
+    bool from_source = false;          // cells made by the plane's PageSource (data null)
     double programmed_s = 0;           // simulated time of the program, for retention age
-    std::unique_ptr<uint64_t[]> data;  // null when erased or in timing-only mode
+    std::unique_ptr<uint64_t[]> data;  // null when erased, from a source or in timing-only mode
+};
+
+// Whoever put pages into a plane without their bytes (preconditioning, which knows each page as
+// a few tokens) makes their cells again when they are sensed, so the simulator's memory grows
+// with the pages programmed in time, not with the pages written before.
+class PageSource {
+  public:
+    virtual ~PageSource() = default;
+    // The cells of page (block, wordline) as stored (data and spare: page_words words).
+    virtual void cells(uint32_t block, uint32_t wl, uint64_t* words) const = 0;
+    // Block `block` was erased: the source need keep nothing of its pages any longer.
+    virtual void erased(uint32_t block) = 0;
 };
 
 struct BlockState {
@@ -71,6 +85,13 @@ class Plane {
     // mode only the page's state (its bytes are not kept).
     void program_image(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble,
                        const uint8_t* bytes, size_t n, double now_s);
+    // The same without the bytes: `source` makes the page's cells when it is sensed (one source
+    // per plane; the latches stay as they are). Functional mode only.
+    void program_from(std::shared_ptr<PageSource> source, uint32_t b, uint32_t wl, CellMode mode,
+                      Scramble scramble, double now_s);
+    // The cells a programmed page holds, without any sensing's errors, into `words` (page_words);
+    // false for an erased page or in timing-only mode.
+    bool stored_cells(uint32_t b, uint32_t wl, uint64_t* words) const;
 
     // Checks the wordlines an MWS would sense; "" when legal.
     std::string check_sense(const SenseSlot* slots, size_t n) const;
@@ -108,10 +129,13 @@ class Plane {
     };
     uint64_t* cells(Latch l);  // latch() without forgetting the latch's flips
     BlockState& touch(uint32_t b);
+    // A program's effect on the page's and block's state (not on its cells).
+    PageState& mark_programmed(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble,
+                               double esp_factor, double now_s);
     void scramble(uint64_t* w, uint32_t b, uint32_t wl) const;
-    const uint64_t* sensed_page(const PageState& p, uint32_t b, double now_s, core::Rng& rng,
-                                bool inject, SenseResult& r, std::vector<uint64_t>* flipped,
-                                uint64_t* into = nullptr);
+    const uint64_t* sensed_page(const PageState& p, uint32_t b, uint32_t wl, double now_s,
+                                core::Rng& rng, bool inject, SenseResult& r,
+                                std::vector<uint64_t>* flipped, uint64_t* into = nullptr);
 
     const NandConfig& cfg_;
     const ReliabilityModel& model_;
@@ -120,6 +144,7 @@ class Plane {
     uint64_t page_bits_;  // cells per wordline (data + spare), without the padding of the last word
     bool functional_;
     std::unordered_map<uint32_t, BlockState> blocks_;
+    std::shared_ptr<PageSource> source_;
     std::unique_ptr<uint64_t[]> latches_[kLatches];
     Flips flips_[kLatches];
     std::vector<uint64_t> scratch_, acc_, noisy_;

@@ -624,12 +624,17 @@ void FlashController::read(Run& r) {
 void FlashController::encode_page(uint32_t die, uint32_t plane, uint32_t block, uint32_t page_no,
                                   uint8_t* page) const {
     const uint32_t cw = cfg_.ecc.codeword_bytes, par = code_.parity_bytes();
-    const uint64_t key = randomiser_.page_key(channel_, die, plane, block, page_no);
-    randomiser_.apply(key, 0, page, nand_cfg_.geometry.page_bytes);
+    randomise_page(die, plane, block, page_no, page);
     for (uint32_t k = 0; k < codewords_; ++k)
         code_.encode(page + k * cw, cw, page + parity_offset_ + k * par);
     uint8_t* meta = page + meta_offset_;
     meta_code_.encode(meta, cfg_.meta_bytes, meta + cfg_.meta_bytes);
+}
+
+void FlashController::randomise_page(uint32_t die, uint32_t plane, uint32_t block, uint32_t page_no,
+                                     uint8_t* page) const {
+    randomiser_.apply(randomiser_.page_key(channel_, die, plane, block, page_no), 0, page,
+                      nand_cfg_.geometry.page_bytes);
 }
 
 void FlashController::program(Run& r) {
@@ -678,13 +683,17 @@ void FlashController::keep_spare(uint32_t die, uint32_t plane, uint32_t block, u
 
 void FlashController::preload_page(nand::Plane& target, uint32_t die, uint32_t plane,
                                    uint32_t block, uint32_t page_no, nand::CellMode mode,
-                                   uint8_t* page) {
+                                   uint8_t* page, std::shared_ptr<nand::PageSource> source) {
     if (nand_cfg_.functional)
         encode_page(die, plane, block, page_no, page);
     else
         keep_spare(die, plane, block, page_no, page + meta_offset_);
-    target.program_image(block, page_no, mode, nand::Scramble::Controller, page,
-                         nand_cfg_.geometry.page_total_bytes(), 0.0);
+    if (nand_cfg_.functional && source)
+        target.program_from(std::move(source), block, page_no, mode, nand::Scramble::Controller,
+                            0.0);
+    else
+        target.program_image(block, page_no, mode, nand::Scramble::Controller, page,
+                             nand_cfg_.geometry.page_total_bytes(), 0.0);
 }
 
 void FlashController::latch_op(Run& r) {

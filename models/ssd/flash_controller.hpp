@@ -148,10 +148,15 @@ class FlashController : public sc_core::sc_module {
     // in place for (die, plane, block, page_no). Preconditioning programs pages through it.
     void encode_page(uint32_t die, uint32_t plane, uint32_t block, uint32_t page_no,
                      uint8_t* page) const;
+    // Its first step alone: the randomiser over the page's data area (page_bytes).
+    void randomise_page(uint32_t die, uint32_t plane, uint32_t block, uint32_t page_no,
+                        uint8_t* page) const;
     // Preconditioning's way in: the page put on `target` (die, plane) as a program leaves it,
-    // without time: encoded (functional), or only its metadata kept (timing only).
+    // without time: encoded in place (functional; with a `source`, which makes the cells again
+    // when they are sensed, the plane keeps no bytes), or only its metadata kept (timing only).
     void preload_page(nand::Plane& target, uint32_t die, uint32_t plane, uint32_t block,
-                      uint32_t page_no, nand::CellMode mode, uint8_t* page);
+                      uint32_t page_no, nand::CellMode mode, uint8_t* page,
+                      std::shared_ptr<nand::PageSource> source = nullptr);
     uint32_t meta_offset() const { return meta_offset_; }
     uint32_t meta_bytes() const { return cfg_.meta_bytes; }
 

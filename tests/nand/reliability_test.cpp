@@ -4,6 +4,9 @@
 // and reproducibility from the seed.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
 
 #include "nand/plane.hpp"
 #include "nand_fixture.hpp"
@@ -421,6 +424,75 @@ TEST(NandReliability, DataOutReportsTheSensingsFlipsOnlyWhenItKnowsThem) {
     ASSERT_TRUE(plane.data_out(0, out.data(), bytes, &flips));
     EXPECT_TRUE(flips.empty());
     EXPECT_EQ(out, Page(bytes, 0xFF));
+}
+
+// Pages by wordline of one block, as a PageSource makes them (preconditioning's way: the plane
+// keeps no bytes).
+struct ImageSource : PageSource {
+    std::vector<Page> pages;
+    mutable unsigned calls = 0;
+    std::vector<uint32_t> erased_blocks;
+    void cells(uint32_t, uint32_t wl, uint64_t* words) const override {
+        ++calls;
+        std::memcpy(words, pages.at(wl).data(), pages[wl].size());
+    }
+    void erased(uint32_t block) override { erased_blocks.push_back(block); }
+};
+
+// A page a source makes senses as the same page programmed with its bytes: the same latches,
+// raw bit errors and reported flips from the same random stream, alone, in a multi-wordline
+// sensing and inverted; an erase forgets it (and tells the source), and a plane takes one source
+// only.
+TEST(NandReliability, APageFromASourceSensesAsThePageWithItsBytes) {
+    const NandConfig cfg = stressed();
+    const ReliabilityModel model(cfg.reliability);
+    Plane full(cfg, model, 7), kept(cfg, model, 7);
+    const uint32_t bytes = cfg.geometry.page_total_bytes();
+    auto source = std::make_shared<ImageSource>();
+    std::mt19937_64 g(9);
+    for (uint32_t wl = 0; wl < 2; ++wl) {
+        const Scramble s = wl ? Scramble::None : Scramble::Controller;
+        source->pages.push_back(random_page(g, cfg.geometry.page_words() * 8, 0.5));
+        full.program_image(3, wl, CellMode::Slc, s, source->pages[wl].data(), bytes, 0.0);
+        // What program_image leaves beyond the page image: the data load's ones.
+        std::fill(source->pages[wl].begin() + bytes, source->pages[wl].end(), 0xFF);
+        kept.program_from(source, 3, wl, CellMode::Slc, s, 0.0);
+    }
+    EXPECT_EQ(kept.page(3, 0)->data, nullptr);
+    std::vector<uint64_t> a(cfg.geometry.page_words()), b(a.size());
+    ASSERT_TRUE(full.stored_cells(3, 1, a.data()));
+    ASSERT_TRUE(kept.stored_cells(3, 1, b.data()));
+    EXPECT_EQ(a, b);
+
+    core::Rng ra(11), rb(11);
+    uint64_t errors = 0;
+    const SenseSlot slots[] = {{3, 1}, {3, 2}, {3, 3}};
+    for (int i = 0; i < 30; ++i) {
+        const SenseSlot& slot = slots[i % 3];
+        const SenseFlags f{i % 5 == 4, true, true, true};
+        const SenseResult x = full.sense(&slot, 1, f, 0.0, ra, true);
+        const SenseResult y = kept.sense(&slot, 1, f, 0.0, rb, true);
+        EXPECT_EQ(x.bit_errors, y.bit_errors) << "sensing " << i;
+        EXPECT_EQ(x.bits_sensed, y.bits_sensed);
+        Page ox(bytes), oy(bytes);
+        std::vector<uint64_t> fx, fy;
+        EXPECT_EQ(full.data_out(0, ox.data(), bytes, &fx), kept.data_out(0, oy.data(), bytes, &fy));
+        ASSERT_EQ(ox, oy) << "sensing " << i;
+        EXPECT_EQ(fx, fy);
+        errors += x.bit_errors;
+    }
+    EXPECT_GT(errors, 30u);  // errors were injected: the same ones
+    EXPECT_GT(source->calls, 30u);
+
+    EXPECT_THROW(kept.program_from(std::make_shared<ImageSource>(), 3, 2, CellMode::Slc,
+                                   Scramble::None, 0.0),
+                 std::logic_error);
+    kept.erase(4);
+    EXPECT_TRUE(source->erased_blocks.empty()) << "block 4 held no page of the source";
+    kept.erase(3);
+    EXPECT_EQ(source->erased_blocks, std::vector<uint32_t>{3});
+    EXPECT_FALSE(kept.page(3, 0)->from_source);
+    EXPECT_FALSE(kept.stored_cells(3, 0, b.data()));
 }
 
 }  // namespace

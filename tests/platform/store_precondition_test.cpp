@@ -87,12 +87,15 @@ std::vector<uint64_t> sequence(const StorePreconditioner& pre) {
 }
 
 // The NAND array of `m` holds exactly `images`: each FTL block erased as often, each page the
-// image has programmed with its bytes (data, metadata, parity), every other page erased.
+// image has programmed with its bytes (data, metadata, parity), every other page erased;
+// `without_bytes`: how many programmed pages the planes keep without their bytes
+// (preconditioning's).
 void expect_nand_holds(PreconditionMachine& m, const StorePreconditioner& pre,
-                       const std::vector<ChannelImage>& images) {
+                       const std::vector<ChannelImage>& images, uint64_t* without_bytes = nullptr) {
     const nand::Geometry& g = m.cfg.nand.geometry;
     const uint32_t bpp = m.cfg.ssd.store.blocks_per_plane;
-    uint64_t pages = 0, erases = 0;
+    uint64_t pages = 0, erases = 0, kept = 0;
+    std::vector<uint64_t> cells(g.page_words());
     for (uint32_t c = 0; c < kSpus; ++c) {
         const ChannelImage& img = images[c];
         for (uint32_t b = 0; b < g.dies_per_channel * g.planes_per_die * bpp; ++b) {
@@ -114,13 +117,17 @@ void expect_nand_holds(PreconditionMachine& m, const StorePreconditioner& pre,
                 EXPECT_EQ(ps->mode, nand::CellMode::Tlc);
                 EXPECT_EQ(ps->scramble, nand::Scramble::Controller);
                 const std::vector<uint8_t> want = pre.page_bytes(c, it->first, it->second);
-                ASSERT_EQ(std::memcmp(ps->data.get(), want.data(), want.size()), 0)
+                ASSERT_TRUE(pl.stored_cells(block, wl, cells.data()));
+                ASSERT_EQ(std::memcmp(cells.data(), want.data(), want.size()), 0)
                     << "channel " << c << " block " << b << " page " << wl;
+                EXPECT_EQ(ps->data == nullptr, ps->from_source);
+                kept += ps->from_source;
             }
         }
     }
     EXPECT_GT(pages, 0u);
     EXPECT_GT(erases, 0u);
+    if (without_bytes) *without_bytes = kept;
 }
 
 TEST(StorePrecondition, LeavesTheNandTheTimedWritesLeave) {
@@ -141,7 +148,9 @@ TEST(StorePrecondition, LeavesTheNandTheTimedWritesLeave) {
     const std::vector<ChannelImage> images = pre.run(units);
     for (const ChannelImage& img : images)
         EXPECT_GT(img.gc_victims, 10u) << "little GC: a weak comparison";
-    expect_nand_holds(m, pre, images);
+    uint64_t without_bytes = 1;
+    expect_nand_holds(m, pre, images, &without_bytes);
+    EXPECT_EQ(without_bytes, 0u) << "pages programmed in time keep their bytes";
 }
 
 // SPU-OS resumes the FTL as preconditioning left it (its tables and saved state in SSD memory),
@@ -176,6 +185,7 @@ TEST(StorePrecondition, SpuOsResumesTheFtlAndGoesOnAsTheTimedPath) {
         true);
     const std::vector<ChannelImage> images = pre.run(all, first);
     for (const ChannelImage& img : images) EXPECT_GT(img.gc_victims, 10u);
+    // GC read preconditioning's pages (made by their sources) to move them.
     expect_nand_holds(m, pre, images);
 }
 
@@ -184,7 +194,12 @@ TEST(StorePrecondition, SpuOsMountsItAndReadsWhatWasWritten) {
     const StorePreconditioner pre(*m.platform, m.geo);
     const std::vector<ChannelImage> images = pre.run(sequence(pre));
     pre.apply(images);
-    expect_nand_holds(m, pre, images);
+    uint64_t programmed = 0;
+    for (const ChannelImage& img : images) programmed += img.pages.size();
+    // The planes keep none of the pages' bytes (their memory is the tokens and spare areas).
+    uint64_t without_bytes = 0;
+    expect_nand_holds(m, pre, images, &without_bytes);
+    EXPECT_EQ(without_bytes, programmed);
     const uint32_t ub = pre.unit_bytes();
     const uint64_t n = pre.device_units();
     m.run([&](sw::BlockIo& io, sw::WillowApps& apps) {
