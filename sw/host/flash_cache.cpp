@@ -48,17 +48,17 @@ void FlashCache::ssd(host::HostCore& cpu, bool write, uint64_t at, void* buf, ui
 
 void FlashCache::set_dirty(host::HostCore& cpu, uint32_t frame, bool dirty) {
     frames_[frame].dirty = dirty;
-    // The metadata sector holding the frame's entry, as the kernel keeps it: {block, state}.
-    constexpr uint32_t per_sector = kSectorBytes / kMetadataBytes;
-    const uint32_t first = frame / per_sector * per_sector;
-    std::vector<uint8_t> sector(kSectorBytes);
-    for (uint32_t i = 0; i < per_sector && first + i < frames_.size(); ++i) {
+    // The metadata block holding the frame's entry, as the kernel keeps it: {block, state}.
+    constexpr uint32_t per_block = kMdBlockBytes / kMetadataBytes;
+    const uint32_t first = frame / per_block * per_block;
+    std::vector<uint8_t> md(kMdBlockBytes);
+    for (uint32_t i = 0; i < per_block && first + i < frames_.size(); ++i) {
         const Frame& f = frames_[first + i];
         const uint64_t state = uint64_t(f.valid) | uint64_t(f.dirty) << 1;
-        std::memcpy(&sector[i * kMetadataBytes], &f.block, 8);
-        std::memcpy(&sector[i * kMetadataBytes + 8], &state, 8);
+        std::memcpy(&md[i * kMetadataBytes], &f.block, 8);
+        std::memcpy(&md[i * kMetadataBytes + 8], &state, 8);
     }
-    ssd(cpu, true, uint64_t(first) * kMetadataBytes, sector.data(), kSectorBytes);
+    ssd(cpu, true, uint64_t(first) * kMetadataBytes, md.data(), kMdBlockBytes);
     ++stats_.metadata_writes;
 }
 

@@ -8,14 +8,16 @@
 //
 // As FlashCache does (its defaults): set-associative, 512 blocks a set, the set of disk block b is
 // (b / 512) % sets; FIFO replacement inside a set (LRU by choice); write-back, and in that mode
-// each block's metadata (16 B: the disk block and its state) is kept on the SSD, the 512-byte
-// sector holding it written synchronously whenever a block turns dirty or clean, so dirty data
-// survives a reboot. A read miss fills the frame from the disk before the call returns (FlashCache
-// overlaps that SSD write with the caller's completion: this costs FlashCache a Base-IO write per
-// read miss). A partial write that misses reads the rest of its block from the disk first. The
-// cache lives in a device range the kernel gives it (a file of its own, platform/willow_stack):
-// its metadata sectors, then the frames. A set's requests take turns (FlashCache holds the set's
-// lock for lookups only and marks blocks busy during I/O; here hits of a set do not overlap).
+// each block's metadata (16 B: the disk block and its state) is kept on the SSD, the metadata
+// block holding it (4 KiB, 256 entries: FlashCache's DEFAULT_MD_BLOCK_SIZE of 8 sectors, version
+// 3.1.1) written whenever a block turns dirty or clean, before the write that dirtied it
+// completes, so dirty data survives a reboot. A read miss fills the frame from the disk before the
+// call returns (FlashCache overlaps that SSD write with the caller's completion: this costs
+// FlashCache a Base-IO write per read miss). A partial write that misses reads the rest of its
+// block from the disk first. The cache lives in a device range the kernel gives it (a file of its
+// own, platform/willow_stack): its metadata blocks, then the frames. A set's requests take turns
+// (FlashCache holds the set's lock for lookups only and marks blocks busy during I/O; here hits of
+// a set do not overlap).
 #pragma once
 
 #include <cstdint>
@@ -44,7 +46,7 @@ class FlashCache {
   public:
     static constexpr uint32_t kBlockBytes = 4096;
     static constexpr uint32_t kMetadataBytes = 16;  // per block, on the SSD
-    static constexpr uint32_t kSectorBytes = 512;
+    static constexpr uint32_t kMdBlockBytes = 4096;
 
     struct Stats {
         uint64_t pieces = 0, hits = 0, misses = 0;
@@ -52,7 +54,7 @@ class FlashCache {
         uint64_t metadata_writes = 0;  // sectors of metadata written
     };
 
-    // The device range for `frames` frames: the metadata sectors, then the frames.
+    // The device range for `frames` frames: the metadata blocks, then the frames.
     static uint64_t region_bytes(uint64_t frames);
 
     // `extents`: where the region lies on the Base-IO device (a file's extents, file offset 0 the
@@ -82,7 +84,7 @@ class FlashCache {
     // A frame of the block's set for it: a free one, else the policy's victim (written back).
     uint32_t allocate(host::HostCore& cpu, uint64_t block);
     void write_back(host::HostCore& cpu, uint32_t frame);
-    void set_dirty(host::HostCore& cpu, uint32_t frame, bool dirty);  // and its metadata sector
+    void set_dirty(host::HostCore& cpu, uint32_t frame, bool dirty);  // and its metadata block
     // Base-IO on the region (region offsets).
     void ssd(host::HostCore& cpu, bool write, uint64_t at, void* buf, uint64_t bytes);
     uint64_t frame_at(uint32_t frame) const {
