@@ -128,6 +128,12 @@ void Disk::check(uint64_t offset, uint64_t bytes, const char* what) const {
 }
 
 Disk::Timing Disk::access(HostCore& cpu, uint64_t offset, uint32_t bytes, bool write) {
+    const Timing t = take(cpu, offset, bytes, write);
+    cpu.compute_ns(t.queued_ns + t.service_ns());
+    return t;
+}
+
+Disk::Timing Disk::take(HostCore& cpu, uint64_t offset, uint32_t bytes, bool write) {
     check(offset, bytes, write ? "write" : "read");
     cpu.sync();  // requests reach the disk in simulated-time order
     const double now = cpu.now_ns();
@@ -143,7 +149,6 @@ Disk::Timing Disk::access(HostCore& cpu, uint64_t offset, uint32_t bytes, bool w
     stats_.seek_ns += t.seek_ns;
     stats_.rotation_ns += t.rotation_ns;
     stats_.transfer_ns += t.transfer_ns;
-    cpu.compute_ns(busy_until_ns_ - now);
     return t;
 }
 
@@ -155,6 +160,12 @@ Disk::Timing Disk::read(HostCore& cpu, uint64_t offset, void* buf, uint32_t byte
 
 Disk::Timing Disk::write(HostCore& cpu, uint64_t offset, const void* buf, uint32_t bytes) {
     const Timing t = access(cpu, offset, bytes, true);
+    poke(offset, buf, bytes);
+    return t;
+}
+
+Disk::Timing Disk::write_behind(HostCore& cpu, uint64_t offset, const void* buf, uint32_t bytes) {
+    const Timing t = take(cpu, offset, bytes, true);
     poke(offset, buf, bytes);
     return t;
 }

@@ -88,6 +88,10 @@ class Disk {
     // advances to the access's end. Throws HostFault for a range outside the disk.
     Timing read(HostCore& cpu, uint64_t offset, void* buf, uint32_t bytes);
     Timing write(HostCore& cpu, uint64_t offset, const void* buf, uint32_t bytes);
+    // A write the caller does not wait for (a kernel's background write-back): the disk takes it
+    // at the caller's time, after what it has queued, and is busy until it ends; the data is
+    // the disk's at once (nothing reads the block meanwhile).
+    Timing write_behind(HostCore& cpu, uint64_t offset, const void* buf, uint32_t bytes);
 
     // The time an access starting at `start_ns` would take from where the arm is now (nothing
     // changes): what read and write charge.
@@ -107,6 +111,7 @@ class Disk {
 
   private:
     Timing access(HostCore& cpu, uint64_t offset, uint32_t bytes, bool write);
+    Timing take(HostCore& cpu, uint64_t offset, uint32_t bytes, bool write);  // access, no wait
     void check(uint64_t offset, uint64_t bytes, const char* what) const;
     double seek_ns(uint32_t from, uint32_t to) const;
 

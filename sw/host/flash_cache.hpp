@@ -40,6 +40,18 @@ struct FlashCacheConfig {
     // in Willow 4.4's measurement: each call also pays the file system's path (WillowFsConfig
     // read_ns, write_ns) above the target. False: the program reads the cached device itself.
     bool under_file_system = true;
+    // True: FlashCache 3.1.1's write-back as its source has it. A victim is only ever a clean
+    // block (flashcache_reclaim_fifo_get_old_block), and a miss that finds none goes to the disk
+    // uncached; dirty blocks are cleaned in the background (flashcache_clean_set): once a set
+    // holds dirty_thresh_pct of dirty blocks (DIRTY_THRESH_DEF, 20 %), each write starts disk
+    // writes of its oldest dirty blocks above that, at most max_clean_ios_set at a time in a set
+    // and max_clean_ios_total in all (MAX_CLEAN_IOS_SET, MAX_CLEAN_IOS_TOTAL); the caller does
+    // not wait for them, but the disk is busy. False (default, until Caching's cache manager
+    // also cleans in the background: docs/willow.md): the victim is the policy's, written back
+    // first if dirty, on the missing request's time, as Caching's manager does.
+    bool background_cleaning = false;
+    uint32_t dirty_thresh_pct = 20;
+    uint32_t max_clean_ios_set = 2, max_clean_ios_total = 4;
 };
 
 class FlashCache {
@@ -50,8 +62,10 @@ class FlashCache {
 
     struct Stats {
         uint64_t pieces = 0, hits = 0, misses = 0;
-        uint64_t writebacks = 0;       // dirty blocks written to the disk
-        uint64_t metadata_writes = 0;  // sectors of metadata written
+        uint64_t writebacks = 0;       // dirty blocks written to the disk (cleanings, flush)
+        uint64_t metadata_writes = 0;  // metadata blocks written
+        uint64_t cleanings = 0;        // background write-backs started
+        uint64_t uncached = 0;         // misses with no clean frame: straight to the disk
     };
 
     // The device range for `frames` frames: the metadata blocks, then the frames.
@@ -77,13 +91,21 @@ class FlashCache {
     struct Frame {
         uint64_t block = 0;
         bool valid = false, dirty = false;
-        uint64_t stamp = 0;  // LRU: the last use
+        bool cleaning = false;  // its background write-back under way
+        double cleaned_ns = 0;  // when that ends
+        uint64_t stamp = 0;     // LRU: the last use
     };
     void piece(host::HostCore& cpu, bool write, uint64_t block, uint32_t offset, uint8_t* buf,
                uint32_t bytes);
-    // A frame of the block's set for it: a free one, else the policy's victim (written back).
+    // A frame of the block's set for it: a free one, else the policy's victim, written back
+    // first if dirty; with background cleaning, the victim among the clean ones only (none:
+    // UINT32_MAX).
     uint32_t allocate(host::HostCore& cpu, uint64_t block);
     void write_back(host::HostCore& cpu, uint32_t frame);
+    // Starts the set's background cleaning when it holds too many dirty blocks; first ends the
+    // cleanings whose disk writes are done by now.
+    void clean_set(host::HostCore& cpu, uint32_t set);
+    void reap(double now_ns);
     void set_dirty(host::HostCore& cpu, uint32_t frame, bool dirty);  // and its metadata block
     // Base-IO on the region (region offsets).
     void ssd(host::HostCore& cpu, bool write, uint64_t at, void* buf, uint64_t bytes);
@@ -98,7 +120,12 @@ class FlashCache {
     FlashCacheConfig cfg_;
     uint32_t sets_, ways_;
     std::vector<Frame> frames_;
-    std::vector<uint32_t> fifo_;                    // per set: the next frame FIFO replaces
+    std::vector<uint32_t> fifo_;        // per set: the next frame FIFO replaces
+    std::vector<uint32_t> clean_next_;  // per set: where cleaning looks first
+    std::vector<uint32_t> cleaning_;    // frames being cleaned
+    // The frames' bytes as the model last wrote them to the SSD: what the background cleaning
+    // writes to the disk (its SSD read is not timed: it overlaps the callers' work).
+    std::vector<uint8_t> shadow_;
     std::unordered_map<uint64_t, uint32_t> index_;  // block -> frame
     KernelLocks locks_;                             // per set
     uint64_t clock_ = 0;

@@ -725,6 +725,71 @@ TEST(Caching, HitsSkipTheKernelFlashCacheEntersEveryTime) {
     });
 }
 
+// FlashCache's write-back as its source has it (FlashCacheConfig::background_cleaning): 20
+// frames in one set, so a set with 4 dirty blocks is at its threshold. Each write above it starts
+// disk writes of the oldest dirty blocks, at most 2 at a time in a set, which the writer does not
+// wait for but a read miss queues behind; a dirty block is never a victim (with no clean frame a
+// miss goes to the disk uncached); a hit on a block being cleaned waits for its disk write; the
+// flush leaves the disk holding every write.
+TEST(Caching, FlashCacheCleansInTheBackgroundAndEvictsOnlyCleanBlocks) {
+    CacheMachine m;
+    m.user([&](host::HostCore& cpu) {
+        sw::FlashCacheConfig fcc;
+        fcc.background_cleaning = true;
+        auto fc = m.stack->flash_cache(cpu, 20, fcc);
+        Reference ref;
+        const host::Disk::Stats d0 = m.disk().stats();
+        double slowest = 0;
+        for (uint64_t b = 0; b < 10; ++b) {  // whole-block write misses: installed dirty
+            ref.block(b) = pattern(kBlock, unsigned(b) + 1);
+            const double t0 = ns(cpu);
+            fc->write(cpu, b * kBlock, ref.block(b).data(), kBlock);
+            slowest = std::max(slowest, ns(cpu) - t0);
+        }
+        // The 5th write (5 dirty, one above 4) started one cleaning, the 6th a second; then the
+        // set had its 2. No write waited for the disk (a random access takes milliseconds).
+        EXPECT_EQ(fc->stats().cleanings, 2u);
+        EXPECT_EQ(m.disk().stats().writes - d0.writes, 2u);
+        EXPECT_LT(slowest, 500e3);
+        EXPECT_EQ(fc->dirty(), 10u);  // until their disk writes end
+        auto timed_write = [&](uint64_t b, unsigned v) {
+            ref.block(b) = pattern(kBlock, v);
+            const double t0 = ns(cpu);
+            fc->write(cpu, b * kBlock, ref.block(b).data(), kBlock);
+            return ns(cpu) - t0;
+        };
+        // A hit on a dirty block not being cleaned goes on at once; one on block 0, which the
+        // first cleaning writes (the set's oldest), waits for its disk write, then dirties it
+        // again; the set then has room for a third cleaning (block 2).
+        EXPECT_LT(timed_write(5, 55), 500e3);
+        EXPECT_GT(timed_write(0, 50), 1e6);
+        EXPECT_EQ(fc->stats().cleanings, 3u);
+        EXPECT_EQ(fc->stats().writebacks, 1u);
+        // A read miss queues behind the other two disk writes, which end meanwhile.
+        std::vector<uint8_t> d(kBlock);
+        fc->read(cpu, 100 * kBlock, d.data(), kBlock);
+        EXPECT_EQ(d, ref.block(100));
+        EXPECT_GT(m.disk().stats().queued_ns - d0.queued_ns, 1e6);
+        EXPECT_EQ(fc->stats().writebacks, 3u);
+        EXPECT_EQ(fc->dirty(), 8u) << "blocks 1 and 2 are clean now";
+        // Ten more dirty blocks and four clean ones fill the 20 frames; more write misses find
+        // a clean victim or none: never a dirty one.
+        for (uint64_t b = 10; b < 40; ++b) {
+            ref.block(b) = pattern(kBlock, unsigned(b) + 1);
+            fc->write(cpu, b * kBlock, ref.block(b).data(), kBlock);
+            EXPECT_LE(fc->dirty(), 20u);
+        }
+        const sw::FlashCache::Stats& st = fc->stats();
+        EXPECT_GT(st.uncached, 0u);
+        // Every disk write so far is a cleaning's or an uncached write's: no victim was written
+        // back on a request's time.
+        EXPECT_EQ(m.disk().stats().writes - d0.writes, st.cleanings + st.uncached);
+        fc->flush(cpu);  // waits for the cleanings under way, then writes back the rest
+        EXPECT_EQ(fc->dirty(), 0u);
+        for (uint64_t b = 0; b < 40; ++b) EXPECT_EQ(m.on_disk(b), ref.block(b)) << b;
+    });
+}
+
 // The same on the flash store (2 channels of TLC through the FTL): whole-block writes of twice an
 // SPU's frames, every block read back, the app rebooted on the mounted store with its dirty
 // blocks, the flush. A hit reads the bucket and the frame from the flash.
