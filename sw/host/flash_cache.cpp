@@ -27,7 +27,7 @@ FlashCache::FlashCache(WillowFs& fs, host::Disk& disk, std::vector<FileExtent> e
       fifo_(sets_, 0),
       locks_(sets_, fs.config().lock_poll_ns) {
     clean_next_.assign(sets_, 0);
-    shadow_.assign(frames_.size() * kBlockBytes, 0);
+    if (cfg_.background_cleaning) shadow_.assign(frames_.size() * kBlockBytes, 0);
     const uint64_t need = region_bytes(frames);
     if (frames == 0 || cfg_.associativity == 0 || disk_blocks_ == 0 ||
         cfg_.dirty_thresh_pct > 100 || cfg_.max_clean_ios_set == 0 ||
@@ -36,12 +36,16 @@ FlashCache::FlashCache(WillowFs& fs, host::Disk& disk, std::vector<FileExtent> e
         throw host::HostFault("FlashCache: bad set-up (" + std::to_string(frames) +
                               " frames need a region of " + std::to_string(need) + " B; " +
                               std::to_string(disk_blocks) + " disk blocks, associativity " +
-                              std::to_string(cfg_.associativity) + ")");
+                              std::to_string(cfg_.associativity) + ", dirty threshold " +
+                              std::to_string(cfg_.dirty_thresh_pct) + " %, cleanings " +
+                              std::to_string(cfg_.max_clean_ios_set) + " a set, " +
+                              std::to_string(cfg_.max_clean_ios_total) + " in all)");
 }
 
 void FlashCache::ssd(host::HostCore& cpu, bool write, uint64_t at, void* buf, uint64_t bytes) {
     auto* b = static_cast<uint8_t*>(buf);
-    if (write && at >= metadata_bytes_) std::memcpy(&shadow_[at - metadata_bytes_], b, bytes);
+    if (write && at >= metadata_bytes_ && !shadow_.empty())
+        std::memcpy(&shadow_[at - metadata_bytes_], b, bytes);
     for_each_piece(extents_, at, bytes, [&](uint64_t dev, uint64_t off, uint64_t n) {
         if (write)
             fs_.device_write(cpu, dev, b + off, n);

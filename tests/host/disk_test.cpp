@@ -231,6 +231,31 @@ TEST(Disk, ConcurrentCallersQueue) {
     EXPECT_NEAR(d.stats().queued_ns, t[1].queued_ns, 1e-6);
 }
 
+// A write-behind (a kernel's background write-back): the caller goes on at once, the disk is
+// busy for the write's whole service, so a read asked for next waits for it; the data is there.
+TEST(Disk, AWriteBehindTakesTheDiskNotTheCaller) {
+    Cores h(1);
+    Disk d;
+    Disk::Timing w, r;
+    double after_write = 0, end = 0;
+    std::vector<uint8_t> in(4096, 0x3c), out(4096);
+    h.run(0, [&](HostCore& cpu) {
+        const double t0 = ns(cpu.now());
+        w = d.write_behind(cpu, d.offset_of(5000, 0, 0), in.data(), 4096);
+        after_write = ns(cpu.now()) - t0;
+        r = d.read(cpu, d.offset_of(5000, 0, 0), out.data(), 4096);
+        end = ns(cpu.now()) - t0;
+    });
+    sc_core::sc_start();
+    ASSERT_EQ(h.cores[0]->fault(), "");
+    EXPECT_LT(after_write, 1.0);
+    EXPECT_GT(w.service_ns(), 1e6);  // a seek across 5,000 cylinders
+    EXPECT_NEAR(r.queued_ns, w.service_ns(), 1.0);
+    EXPECT_NEAR(end, w.service_ns() + r.service_ns(), 1.0);
+    EXPECT_EQ(out, in);
+    EXPECT_EQ(d.stats().writes, 1u);
+}
+
 TEST(Disk, DataRoundTripsSparselyAndRangesAreChecked) {
     Cores h(1);
     Disk d;
