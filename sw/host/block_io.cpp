@@ -9,6 +9,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <unordered_map>
 
 #include "core/trace.hpp"
 #include "ssd/hre_queue.h"
@@ -76,6 +77,9 @@ uint64_t BlockIo::submit(Transfer t, const char* what) {
                               " lies outside the " + std::to_string(geo_.device_bytes()) +
                               " B device");
     const uint64_t id = next_transfer_++;
+    // A TRIM moves no data: the stripes an SPU holds of the range lie back to back in its NVM,
+    // so each SPU gets one request for them all (up to kMaxTrimBytes).
+    std::unordered_map<uint32_t, uint64_t> trim_piece;  // SPU -> its piece so far
     for (uint64_t done = 0; done < t.bytes;) {
         Piece p;
         p.transfer = id;
@@ -85,6 +89,18 @@ uint64_t BlockIo::submit(Transfer t, const char* what) {
         p.at.bytes =
             uint32_t(std::min<uint64_t>({p.at.bytes, cfg_.max_piece_bytes, t.bytes - done}));
         done += p.at.bytes;
+        if (t.op == BlockOp::Trim) {
+            const auto open = trim_piece.find(p.at.spu);
+            if (open != trim_piece.end()) {
+                auto& at = pieces_[open->second].at;
+                if (uint64_t(at.nvm) + at.bytes == p.at.nvm &&
+                    uint64_t(at.bytes) + p.at.bytes <= kMaxTrimBytes) {
+                    at.bytes += p.at.bytes;
+                    continue;
+                }
+            }
+            trim_piece[p.at.spu] = next_piece_;
+        }
         pieces_[next_piece_] = p;
         todo_.push_back(next_piece_++);
         ++t.unsent;

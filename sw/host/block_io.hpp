@@ -89,6 +89,8 @@ struct BlockIoConfig {
 
 class BlockIo {
   public:
+    // The most one TRIM request names (its SPU's NVM-contiguous part of a range).
+    static constexpr uint64_t kMaxTrimBytes = uint64_t(1) << 30;
     // `app` is the app id the block I/O app was installed as (Base-IO or Direct-IO).
     BlockIo(Hre& hre, uint32_t app, BlockGeometry geometry, BlockIoConfig cfg = BlockIoConfig());
 

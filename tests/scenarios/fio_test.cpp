@@ -216,6 +216,28 @@ TEST(Fio, TrimsUnmapEveryUnitTheyCoverWithOneRecordEach) {
     EXPECT_EQ(fresh.fio["canopy"]["write_amplification"]["flash_programs"], 0);
 }
 
+// A TRIM of many stripes is one request per SPU (an SPU's stripes of the range lie back to back
+// in its NVM): eight more 1 MiB trims add eight RPCs per SPU to the host bridge's requests, not
+// 128 each, and unmap every unit they cover, as 4 KiB trims do.
+TEST(Fio, ATrimOfManyStripesIsOneRequestPerSpu) {
+    auto run = [](const std::string& name, unsigned ios) {
+        return run_fio(
+            name,
+            "[t]\nrw=trim\nbs=1m\noffset=16m\niodepth=4\nnumber_ios=" + std::to_string(ios) + "\n",
+            "--precondition seq");
+    };
+    const FioResult a = run("fio-trim-1m-8", 8), b = run("fio-trim-1m-16", 16);
+    if (a.fio.is_null() || b.fio.is_null()) return;
+    auto sent = [](const FioResult& r) {
+        return r.stats["modules"]["device.ssd.bridge_ni"]["requests_sent"].get<uint64_t>();
+    };
+    const uint64_t spus = std::stoul(b.stats["config"]["ssd.spus"].get<std::string>());
+    ASSERT_GE(spus, 2u);
+    EXPECT_EQ(sent(b) - sent(a), 8u * spus);
+    const json& wa = b.fio["canopy"]["write_amplification"];
+    EXPECT_EQ(wa["trim_records"], 16 * 256);  // every 4 KiB unit of 16 MiB, written before
+}
+
 // The FTL decides from the pages' metadata alone, which a timing-only array still keeps: at
 // queue depth 1 (the same order of writes) it programs, collects and copies exactly what it
 // does on the functional array, while no page data is kept.
