@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "platform/debugger.hpp"

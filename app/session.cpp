@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "core/sim_time.hpp"

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "scenarios/willow_session.hpp"

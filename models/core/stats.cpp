@@ -9,6 +9,9 @@
 #include <ostream>
 #include <sstream>
 
+#include <boost/histogram.hpp>
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 
 namespace canopy::core {
@@ -20,6 +23,8 @@ static std::string fmt(double v, const std::string& unit = "") {
     return s.str();
 }
 
+Json Counter::to_json(double) const { return value_; }
+Json Sum::to_json(double) const { return value_; }
 std::string Counter::summary(double) const { return std::to_string(value_); }
 std::string Sum::summary(double) const { return fmt(value_, unit()); }
 
@@ -41,14 +46,25 @@ std::string Sum::group_summary(const std::vector<const Stat*>& g, double) const 
     return "total " + fmt(total, unit()) + over(g.size());
 }
 
-Distribution::Axis Distribution::axis() {
-    return Axis(unsigned(std::lround(kBinsPerDecade * std::log10(kHigh / kLow))), kLow, kHigh);
+using Axis = boost::histogram::axis::regular<double, boost::histogram::axis::transform::log>;
+
+static Axis log_axis() {
+    return Axis(unsigned(std::lround(Distribution::kBinsPerDecade *
+                                     std::log10(Distribution::kHigh / Distribution::kLow))),
+                Distribution::kLow, Distribution::kHigh);
 }
+
+struct Distribution::Histogram {
+    boost::histogram::histogram<std::tuple<Axis>, boost::histogram::dense_storage<uint64_t>> bins =
+        boost::histogram::make_histogram_with(boost::histogram::dense_storage<uint64_t>(),
+                                              log_axis());
+};
 
 Distribution::Distribution(std::string name, std::string unit, std::string desc)
     : Stat(std::move(name), std::move(unit), std::move(desc)),
-      hist_(boost::histogram::make_histogram_with(boost::histogram::dense_storage<uint64_t>(),
-                                                  axis())) {}
+      hist_(std::make_unique<Histogram>()) {}
+
+Distribution::~Distribution() = default;
 
 // Samples are taken on every simulated access, and a logarithm per sample was a tenth of the CCIX
 // benchmark's time. The exponent and the top 10 bits of the mantissa give log2(v) from below to
@@ -57,7 +73,7 @@ Distribution::Distribution(std::string name, std::string unit, std::string desc)
 int Distribution::bin_of(double v) {
     constexpr int kMantissaBits = 10;
     static const struct Tables {
-        const Axis axis = Distribution::axis();
+        const Axis axis = log_axis();
         std::vector<double> edge;  // edge[i]: the lower edge of bin i; edge[size]: kHigh
         double log2_mantissa[1 << kMantissaBits];
         const double log2_low = std::log2(kLow), bins_per_octave = kBinsPerDecade * std::log10(2.0);
@@ -90,7 +106,7 @@ void Distribution::sample(double v) {
     sum_ += v;
     // Zero and negative values have no logarithm: count them below the range, not above it.
     if (!(v == last_value_)) last_value_ = v, last_bin_ = bin_of(v);
-    ++hist_.at(last_bin_);
+    ++hist_->bins.at(last_bin_);
 }
 
 double Distribution::percentile(double p) const {
@@ -99,7 +115,7 @@ double Distribution::percentile(double p) const {
     if (p >= 100) return max_;
     const double target = p / 100.0 * double(count_);
     double cum = 0;
-    for (auto&& bin : boost::histogram::indexed(hist_, boost::histogram::coverage::all)) {
+    for (auto&& bin : boost::histogram::indexed(hist_->bins, boost::histogram::coverage::all)) {
         double n = *bin;
         if (n == 0) continue;
         if (cum + n >= target) {
@@ -121,8 +137,8 @@ Json Distribution::to_json(double) const {
               {"p50", percentile(50)}, {"p90", percentile(90)}, {"p99", percentile(99)},
               {"max", max()},          {"unit", unit()}};
     Json bins = Json::array();
-    const int size = hist_.axis().size();
-    for (auto&& bin : boost::histogram::indexed(hist_, boost::histogram::coverage::all)) {
+    const int size = hist_->bins.axis().size();
+    for (auto&& bin : boost::histogram::indexed(hist_->bins, boost::histogram::coverage::all)) {
         if (*bin == 0) continue;
         // The under- and overflow bins are unbounded; JSON has no infinity, so they end at the
         // smallest and largest sample.

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include <boost/histogram.hpp>
-#include <nlohmann/json.hpp>
+// Only declared here: the full JSON and histogram headers cost every includer seconds of compile.
+#include <nlohmann/json_fwd.hpp>
 
 namespace canopy::core {
 
@@ -43,7 +43,7 @@ class Counter : public Stat {
     using Stat::Stat;
     void add(uint64_t n = 1) { value_ += n; }
     uint64_t value() const { return value_; }
-    Json to_json(double) const override { return value_; }
+    Json to_json(double) const override;
     std::string summary(double) const override;
     std::string group_summary(const std::vector<const Stat*>& g, double) const override;
 
@@ -57,7 +57,7 @@ class Sum : public Stat {
     using Stat::Stat;
     void add(double v) { value_ += v; }
     double value() const { return value_; }
-    Json to_json(double) const override { return value_; }
+    Json to_json(double) const override;
     std::string summary(double) const override;
     std::string group_summary(const std::vector<const Stat*>& g, double) const override;
 
@@ -74,6 +74,7 @@ class Distribution : public Stat {
     static constexpr double kLow = 1e-3, kHigh = 1e13;
 
     Distribution(std::string name, std::string unit, std::string desc);
+    ~Distribution() override;
     void sample(double v);
     uint64_t count() const { return count_; }
     double mean() const { return count_ ? sum_ / double(count_) : 0.0; }
@@ -85,10 +86,9 @@ class Distribution : public Stat {
     std::string group_summary(const std::vector<const Stat*>& g, double) const override;
 
   private:
-    using Axis = boost::histogram::axis::regular<double, boost::histogram::axis::transform::log>;
-    static Axis axis();
-    static int bin_of(double v);  // axis().index(v) without a logarithm
-    boost::histogram::histogram<std::tuple<Axis>, boost::histogram::dense_storage<uint64_t>> hist_;
+    struct Histogram;             // boost::histogram on a log axis over [kLow, kHigh) (stats.cpp)
+    static int bin_of(double v);  // the axis's index(v) without a logarithm
+    std::unique_ptr<Histogram> hist_;
     uint64_t count_ = 0;
     double sum_ = 0, min_ = 0, max_ = 0;
     // The last sample's bin: a cache hit's latency repeats exactly, sample after sample.

@@ -11,6 +11,8 @@
 #include <systemc>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "../temp_dir.hpp"
 #include "core/error.hpp"
 #include "core/register_bank.hpp"

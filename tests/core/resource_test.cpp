@@ -4,6 +4,8 @@
 
 #include <systemc>
 
+#include <nlohmann/json.hpp>
+
 #include "core/resource.hpp"
 #include "core/stats.hpp"
 

@@ -10,6 +10,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "core/stats.hpp"
 
