@@ -161,6 +161,12 @@ void FlashCache::piece(host::HostCore& cpu, bool write, uint64_t block, uint32_t
     const uint32_t set = uint32_t(block / cfg_.associativity % sets_);
     const KernelLocks::Held held = locks_.take(cpu, set);
     reap(cpu.now_ns());
+    serve(cpu, write, block, offset, buf, bytes);
+    if (write) clean_set(cpu, set);
+}
+
+void FlashCache::serve(host::HostCore& cpu, bool write, uint64_t block, uint32_t offset,
+                       uint8_t* buf, uint32_t bytes) {
     const auto it = index_.find(block);
     if (it != index_.end()) {
         ++stats_.hits;
@@ -173,7 +179,6 @@ void FlashCache::piece(host::HostCore& cpu, bool write, uint64_t block, uint32_t
         frames_[f].stamp = ++clock_;
         ssd(cpu, write, frame_at(f) + offset, buf, bytes);
         if (write && !frames_[f].dirty) set_dirty(cpu, f, true);
-        if (write) clean_set(cpu, set);
         return;
     }
     ++stats_.misses;
@@ -191,7 +196,6 @@ void FlashCache::piece(host::HostCore& cpu, bool write, uint64_t block, uint32_t
                          kBlockBytes);
         else
             std::memcpy(buf, data.data() + offset, bytes);
-        if (write) clean_set(cpu, set);
         return;
     }
     ssd(cpu, true, frame_at(f), data.data(), kBlockBytes);
@@ -199,12 +203,10 @@ void FlashCache::piece(host::HostCore& cpu, bool write, uint64_t block, uint32_t
     frames_[f].valid = true;
     frames_[f].stamp = ++clock_;
     index_[block] = f;
-    if (write) {
+    if (write)
         set_dirty(cpu, f, true);
-        clean_set(cpu, set);
-    } else {
+    else
         std::memcpy(buf, data.data() + offset, bytes);
-    }
 }
 
 void FlashCache::read(host::HostCore& cpu, uint64_t offset, void* dst, uint64_t bytes) {

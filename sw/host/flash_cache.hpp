@@ -95,7 +95,11 @@ class FlashCache {
         double cleaned_ns = 0;  // when that ends
         uint64_t stamp = 0;     // LRU: the last use
     };
+    // One block's part of a request, under its set's lock: served, then (a write) the set's
+    // cleaning started, as flashcache_write ends with flashcache_clean_set.
     void piece(host::HostCore& cpu, bool write, uint64_t block, uint32_t offset, uint8_t* buf,
+               uint32_t bytes);
+    void serve(host::HostCore& cpu, bool write, uint64_t block, uint32_t offset, uint8_t* buf,
                uint32_t bytes);
     // A frame of the block's set for it: a free one, else the policy's victim, written back
     // first if dirty; with background cleaning, the victim among the clean ones only (none:
