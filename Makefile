@@ -4,9 +4,15 @@ PACKAGES := cmake g++ make pkg-config libsystemc-dev libboost-dev libboost-progr
             gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libelf-dev gdb-multiarch \
             clang libclang-rt-14-dev python3-matplotlib slurm-wlm munge dpkg-dev
 
+# The sanitizer build is clang's, instrumented for libFuzzer too: its fuzz targets (tests/fuzz)
+# link the libraries its tests do. Line tables are all a sanitizer report needs of debug info.
+SANITIZE_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DCANOPY_SANITIZE=ON \
+  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" -DCMAKE_C_FLAGS_DEBUG="-O1 -gline-tables-only"
+SANITIZE_BUILD := build-asan
 ifeq ($(SANITIZE),1)
-  BUILD ?= build-asan
-  CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DCANOPY_SANITIZE=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
+  BUILD ?= $(SANITIZE_BUILD)
+  CMAKE_FLAGS := $(SANITIZE_FLAGS)
   # SystemC switches coroutine stacks under ASan's feet and keeps its kernel alive at exit.
   export ASAN_OPTIONS ?= detect_stack_use_after_return=0:detect_leaks=0
   export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
@@ -16,16 +22,16 @@ else
 endif
 JOBS ?= 2
 RUN_ARGS ?= --vcd --trace
-# libFuzzer targets (tests/fuzz): `make fuzz` runs each for FUZZ_SECONDS; the sanitizer test run
-# (`make test SANITIZE=1`, which CI runs) gives each CI_FUZZ_SECONDS so regressions surface.
-FUZZ_BUILD ?= build-fuzz
+# libFuzzer targets (tests/fuzz), in the sanitizer build: `make fuzz` runs each for FUZZ_SECONDS;
+# the sanitizer test run (`make test SANITIZE=1`, which CI runs) gives each CI_FUZZ_SECONDS so
+# regressions surface.
 FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 20
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.cpp,%,$(wildcard tests/fuzz/fuzz_*.cpp))
 
 PREFIX ?= /usr/local
 
-.PHONY: deps build run test bench fuzz install package clean
+.PHONY: deps build run test bench fuzz fuzz-run install package clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -47,7 +53,7 @@ run: build
 test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 300
 ifeq ($(SANITIZE),1)
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory fuzz-run FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 endif
 
 # canopy in PREFIX/bin, the SPU firmware in PREFIX/share/canopy/firmware (found from the binary),
@@ -63,26 +69,28 @@ bench: build
 	@for b in $(BUILD)/bench/bench_*; do echo "== $$b"; $$b; done
 
 # Each target runs FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/NAME, read only); what it
-# learns goes to $(FUZZ_BUILD)/corpus/NAME, a finding to $(FUZZ_BUILD)/crashes/ (and fails).
-# spu_os_rpc runs the SPU firmware of the main build ($(BUILD)/firmware).
-fuzz: build
-	@cmake -S . -B $(FUZZ_BUILD) -DCANOPY_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-	  -DCANOPY_FUZZ_FIRMWARE_DIR=$(CURDIR)/$(BUILD)/firmware >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS)) \
+# learns goes to $(SANITIZE_BUILD)/fuzz/corpus/NAME, a finding to $(SANITIZE_BUILD)/fuzz/crashes/
+# (and fails).
+FUZZ_DIR := $(SANITIZE_BUILD)/fuzz
+fuzz: deps
+	@cmake -S . -B $(SANITIZE_BUILD) $(SANITIZE_FLAGS) >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS)) \
 	  -- --no-print-directory
-	@mkdir -p $(FUZZ_BUILD)/crashes
+	@$(MAKE) --no-print-directory fuzz-run
+
+fuzz-run:
+	@mkdir -p $(FUZZ_DIR)/crashes
 	@export ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=0 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CANOPY_FUZZ_ARTIFACTS=$(FUZZ_BUILD)/crashes; \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CANOPY_FUZZ_ARTIFACTS=$(FUZZ_DIR)/crashes; \
 	for t in $(FUZZ_TARGETS); do \
-	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
-	  ./$(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
-	    -timeout=20 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t- \
-	    $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t >$(FUZZ_BUILD)/fuzz_$$t.log 2>&1 \
-	  || { tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; echo "fuzz_$$t: FOUND A CRASH (above)"; exit 1; }; \
-	  echo "fuzz_$$t: $$(grep -h '^stat::number_of_executed_units' $(FUZZ_BUILD)/fuzz_$$t.log \
+	  mkdir -p $(FUZZ_DIR)/corpus/$$t; \
+	  ./$(SANITIZE_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	    -timeout=20 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crashes/$$t- \
+	    $(FUZZ_DIR)/corpus/$$t tests/fuzz/corpus/$$t >$(FUZZ_DIR)/fuzz_$$t.log 2>&1 \
+	  || { tail -40 $(FUZZ_DIR)/fuzz_$$t.log; echo "fuzz_$$t: FOUND A CRASH (above)"; exit 1; }; \
+	  echo "fuzz_$$t: $$(grep -h '^stat::number_of_executed_units' $(FUZZ_DIR)/fuzz_$$t.log \
 	    | awk '{print $$2}') inputs in $(FUZZ_SECONDS) s, no finding"; \
 	done
 
 clean:
-	rm -rf build build-asan $(FUZZ_BUILD) out
+	rm -rf build $(SANITIZE_BUILD) build-fuzz out

@@ -38,7 +38,6 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, core::S
       host_initiator("host_initiator"),
       device_initiator("device_initiator"),
       cfg_(cfg),
-      services_(services),
       atc_(atc),
       buffer_(cfg.max_burst_bytes),
       setup_(cfg.setup_ns, sc_core::SC_NS),

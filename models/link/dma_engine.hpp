@@ -120,7 +120,6 @@ class DmaEngine : public sc_core::sc_module {
                        sc_core::sc_time& delay);
 
     DmaConfig cfg_;
-    core::Services& services_;
     Atc* atc_;
     std::vector<uint8_t> buffer_;
     std::vector<DmaResult> results_;

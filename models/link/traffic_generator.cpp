@@ -21,7 +21,6 @@ TrafficGenerator::TrafficGenerator(sc_core::sc_module_name name, const CtgConfig
     : sc_module(name),
       direct_initiator("direct_initiator"),
       cfg_(cfg),
-      services_(services),
       dma_(dma),
       issue_(cfg.issue_ns, sc_core::SC_NS),
       requests_(services.stats.counter(this->name(), "requests", "requests issued", true)),

@@ -74,7 +74,6 @@ class TrafficGenerator : public sc_core::sc_module {
     bool issue_direct(bool write, uint64_t address, uint64_t bytes, sc_core::sc_time& delay);
 
     CtgConfig cfg_;
-    core::Services& services_;
     DmaEngine* dma_;
     const sc_core::sc_time issue_;
     std::vector<uint8_t> data_;

@@ -14,7 +14,6 @@ namespace canopy::sw {
 DirectIo::DirectIo(host::HostCore& cpu, WillowDriver& driver, DirectIoModule& module, uint32_t app,
                    DirectIoConfig cfg)
     : cpu_(cpu),
-      driver_(driver),
       module_(module),
       cfg_(cfg),
       app_(app),

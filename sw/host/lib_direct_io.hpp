@@ -86,7 +86,6 @@ class DirectIo {
     void with_retries(F transfer);
 
     host::HostCore& cpu_;
-    WillowDriver& driver_;
     DirectIoModule& module_;
     DirectIoConfig cfg_;
     uint32_t app_;

@@ -14,7 +14,7 @@
 // The machine is elaborated once per process (SystemC) and each input continues the same
 // simulation, so SPU-OS keeps what earlier inputs installed, as a running SSD does. A finding
 // therefore writes the whole history (every input since start, each after its 4-byte length)
-// to spu_os_rpc.history in $CANOPY_FUZZ_ARTIFACTS (`make fuzz`: build-fuzz/crashes; else the
+// to spu_os_rpc.history in $CANOPY_FUZZ_ARTIFACTS (`make fuzz`: build-asan/fuzz/crashes; else the
 // current folder); CANOPY_FUZZ_HISTORY=FILE replays such a file before fuzzing.
 #include <cstdio>
 #include <cstdlib>

@@ -573,8 +573,10 @@ TEST(PlatformDirectIo, DirectIoBeatsTheFileSystemByItsCosts) {
             l.dio_write = best([&] { dio.pwrite(dfd, buf.data(), n, 0); });
         }
         m.fs->config().write_updates_inode = true;
-        for (auto& [n, l] : lat)
+        for (auto& [size, l] : lat) {
+            const uint64_t n = size;  // a lambda may not capture a structured binding (C++17)
             l.fs_write_commit = best([&] { m.fs->pwrite(cpu, fd, buf.data(), n, 0); });
+        }
         m.fs->config().write_updates_inode = false;
         // Every access above lies in the file's first block, on one SPU.
         const uint32_t spu = m.geometry().locate(m.fs->inode(ino).extents[0].device_offset).spu;

@@ -53,7 +53,6 @@ class Host : public sc_core::sc_module {
          std::function<void(Host&)> script)
         : sc_module(name),
           ni("ni", ssd::NiConfig(), services),
-          ssd_(ssd),
           script_(std::move(script)) {
         ssd.ring.attach(ssd::NodeId(ssd.spus.size()), ni);
         SC_THREAD(run);
@@ -189,7 +188,6 @@ class Host : public sc_core::sc_module {
         sc_core::sc_stop();
     }
 
-    Willow& ssd_;
     std::function<void(Host&)> script_;
     std::vector<Notice> notices_;
     std::vector<ssd::MessageHeader> held_;
