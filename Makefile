@@ -6,13 +6,12 @@ PACKAGES := cmake g++ make pkg-config libsystemc-dev libboost-dev libboost-progr
 
 # The sanitizer build is clang's, instrumented for libFuzzer too: its fuzz targets (tests/fuzz)
 # link the libraries its tests do. Line tables are all a sanitizer report needs of debug info.
-SANITIZE_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DCANOPY_SANITIZE=ON \
-  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" -DCMAKE_C_FLAGS_DEBUG="-O1 -gline-tables-only"
 SANITIZE_BUILD := build-asan
 ifeq ($(SANITIZE),1)
   BUILD ?= $(SANITIZE_BUILD)
-  CMAKE_FLAGS := $(SANITIZE_FLAGS)
+  CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DCANOPY_SANITIZE=ON \
+    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" -DCMAKE_C_FLAGS_DEBUG="-O1 -gline-tables-only"
   # SystemC switches coroutine stacks under ASan's feet and keeps its kernel alive at exit.
   export ASAN_OPTIONS ?= detect_stack_use_after_return=0:detect_leaks=0
   export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
@@ -43,9 +42,10 @@ deps:
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
 	fi
 
+# TARGETS: only these (default: all).
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
+	@cmake --build $(BUILD) -j $(JOBS) $(if $(TARGETS),--target $(TARGETS)) -- --no-print-directory
 
 run: build
 	./$(BUILD)/canopy run $(RUN_ARGS)
@@ -72,10 +72,8 @@ bench: build
 # learns goes to $(SANITIZE_BUILD)/fuzz/corpus/NAME, a finding to $(SANITIZE_BUILD)/fuzz/crashes/
 # (and fails).
 FUZZ_DIR := $(SANITIZE_BUILD)/fuzz
-fuzz: deps
-	@cmake -S . -B $(SANITIZE_BUILD) $(SANITIZE_FLAGS) >/dev/null
-	@cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS)) \
-	  -- --no-print-directory
+fuzz:
+	@$(MAKE) --no-print-directory build SANITIZE=1 TARGETS="$(addprefix fuzz_,$(FUZZ_TARGETS))"
 	@$(MAKE) --no-print-directory fuzz-run
 
 fuzz-run:
