@@ -316,6 +316,11 @@ uint32_t WillowStack::kv_base(uint32_t spu) const {
     return uint32_t(spu * kernel.geometry().bank_bytes + spu_store_bytes() - cfg.kv_bytes);
 }
 
+void WillowStack::give_cache_region(sw::WillowApps& apps) {
+    for (uint32_t s = 0; s < kernel.spus(); ++s)
+        apps.give_region(cfg.caching_app, cache_base(s), cfg.cache_bytes, {s});
+}
+
 void WillowStack::setup_regions(sw::WillowApps& apps) {
     const uint32_t spus = kernel.spus();
     // SETUP without formatting; when the app finds no region there (`none`), with.
@@ -342,9 +347,11 @@ void WillowStack::setup_regions(sw::WillowApps& apps) {
              [&](uint32_t s, uint32_t format) {
                  return aw_setup_args{aw_base(s), cfg.aw_bytes, s, spus, format};
              });
-    if (has_caching())
+    if (has_caching()) {
+        give_cache_region(apps);
         each("CACHE_SETUP", cfg.caching_app, CACHE_E_STATE, sw::caching_result_name,
              [&](uint32_t s, uint32_t format) { return cache_setup(s, format); });
+    }
     // Committed transactions are finished everywhere before the rest are dropped.
     for (uint32_t phase = 1; phase <= 2 && has_atomic_writes(); ++phase)
         for (uint32_t s = 0; s < spus; ++s) {
@@ -401,8 +408,8 @@ std::unique_ptr<sw::KvStore> WillowStack::key_value(host::HostCore& cpu) {
 std::unique_ptr<sw::SsdCache> WillowStack::caching(host::HostCore& cpu) {
     if (!cfg.cache_bytes) throw host::HostFault("Willow stack: no Caching app (cache_bytes = 0)");
     require(has_caching(), "Caching", kCachingSlot);
-    grant_region(
-        cpu, [&](uint32_t s) { return cache_base(s); }, cfg.cache_bytes);
+    cache_manager.grant(cpu, cpu.process().pid, 0, uint32_t(cache_manager.disk_blocks()),
+                        SPU_OS_PERM_READ | SPU_OS_PERM_WRITE);
     return std::make_unique<sw::SsdCache>(cpu, std::make_unique<sw::Hre>(cpu, driver.open(cpu)),
                                           cache_manager);
 }

@@ -130,8 +130,9 @@ class WillowStack {
     // A user process's Atomic-Writes library over the files its libDirectIO opens (a system
     // call: the kernel grants the process the log regions on every SPU).
     std::unique_ptr<sw::AtomicWrites> atomic_writes(host::HostCore& cpu, sw::DirectIo& dio);
-    // A user process's Caching library (a system call: the kernel grants the calling process the
-    // cache regions on every SPU; misses go to `cache_manager`). Throws HostFault without a cache.
+    // A user process's Caching library (a system call: the kernel grants the calling process
+    // every cached block, with Caching's own entries on every SPU; misses go to `cache_manager`).
+    // Throws HostFault without a cache.
     std::unique_ptr<sw::SsdCache> caching(host::HostCore& cpu);
     // The FlashCache baseline in front of the same disk, with `frames` 4 KiB frames in a file the
     // kernel creates for it in the file system (Base-IO), on the calling core.
@@ -139,6 +140,9 @@ class WillowStack {
                                                 sw::FlashCacheConfig c = sw::FlashCacheConfig());
     // Frames per SPU the Caching app keeps in cache_bytes.
     uint32_t cache_frames() const;
+    // APP_REGION on every SPU: the cache region is the Caching app's own (Willow 4.4: it checks
+    // its users' grants itself), as the kernel gives it before CACHE_SETUP.
+    void give_cache_region(sw::WillowApps& apps);
     // The CACHE_SETUP the kernel sends SPU `spu` (format 0: load what the region holds).
     cache_setup_args cache_setup(uint32_t spu, uint32_t format) const;
     // Whether the kernel installs the Flash-Cosmos app, and the geometry its library needs.

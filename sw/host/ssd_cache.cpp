@@ -65,6 +65,10 @@ std::string caching_result_name(uint32_t r) {
             return "CACHE_E_CLEAN (no dirty frame from there on)";
         case CACHE_E_CORRUPT:
             return "CACHE_E_CORRUPT (the region's hash chains are broken)";
+        case CACHE_E_DENIED:
+            return "CACHE_E_DENIED (the process holds no grant for the block)";
+        case CACHE_E_GRANTS:
+            return "CACHE_E_GRANTS (the SPU's grant table is full)";
         default:
             return spu_os_result_name(r);
     }
@@ -228,6 +232,38 @@ uint64_t CacheManager::flush(host::HostCore& cpu) {
     return n;
 }
 
+void CacheManager::grant(host::HostCore& cpu, uint32_t pid, uint32_t first, uint32_t blocks,
+                         uint32_t rights) {
+    const cache_grant_args g{pid, first, blocks, rights};
+    for (uint32_t s = 0; s < spus(); ++s) send_grant(cpu, s, g);
+    auto same = [&](const cache_grant_args& x) { return x.process == pid && x.first == first; };
+    grants_.erase(std::remove_if(grants_.begin(), grants_.end(), same), grants_.end());
+    if (blocks) grants_.push_back(g);
+}
+
+void CacheManager::send_grant(host::HostCore& cpu, uint32_t spu, const cache_grant_args& g) {
+    std::vector<uint8_t> p;
+    put(p, g);
+    if (const uint32_t r = call(cpu, spu, CACHE_GRANT, p); r != CACHE_OK)
+        throw host::HostFault("Caching: GRANT of blocks " + std::to_string(g.first) + "+" +
+                              std::to_string(g.blocks) + " to process " +
+                              std::to_string(g.process) + " on SPU " + std::to_string(spu) +
+                              " failed: " + caching_result_name(r));
+}
+
+bool CacheManager::regrant(host::HostCore& cpu, uint32_t pid, uint32_t spu, uint64_t block,
+                           uint32_t rights) {
+    cpu.compute_ns(costs().syscall_ns);
+    const bool held = std::any_of(grants_.begin(), grants_.end(), [&](const auto& g) {
+        return g.process == pid && block - g.first < g.blocks && (g.rights & rights) == rights;
+    });
+    if (!held) return false;
+    for (const cache_grant_args& g : grants_)
+        if (g.process == pid) send_grant(cpu, spu, g);
+    ++stats_.regrants;
+    return true;
+}
+
 uint32_t CacheManager::stat(host::HostCore& cpu, uint32_t spu, uint32_t which) {
     std::vector<uint8_t> p;
     put(p, cache_stats_args{which});
@@ -285,6 +321,10 @@ void SsdCache::piece(bool write, uint64_t block, uint32_t offset, uint8_t* buf, 
         const std::string what = std::string(write ? "WRITE" : "READ") + " of " +
                                  where(block, manager_.spus()) + " (bytes " +
                                  std::to_string(offset) + "+" + std::to_string(bytes) + ")";
+        if (r == CACHE_E_DENIED && tries < kRetries &&
+            manager_.regrant(cpu_, cpu_.process().pid, uint32_t(block % manager_.spus()), block,
+                             write ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ))
+            continue;  // the SPU had lost the kernel's grant
         if (r != CACHE_E_MISS)
             throw host::HostFault("Caching: " + what + " failed: " + caching_result_name(r));
         if (tries == kRetries)

@@ -14,9 +14,10 @@
 //   miss can bring the block in meanwhile; users' writes can still dirty the victim, which the
 //   SPU reports (CACHE_E_DIRTIED, CACHE_E_DIRTY) and the manager answers by picking again.
 //
-// The host kernel (platform/willow_stack: WillowStack::caching) sets the app up on every SPU and
-// grants a process the cache region of each SPU before it gives the process an SsdCache. Errors
-// throw host::HostFault naming the block, the SPU and the result.
+// The host kernel (platform/willow_stack) gives the app its cache region on every SPU (SPU-OS's
+// APP_REGION) and sets it up; WillowStack::caching grants a process the disk's blocks (the app's
+// own entries, CACHE_GRANT) before it gives the process an SsdCache. Errors throw
+// host::HostFault naming the block, the SPU and the result.
 #pragma once
 
 #include <cstdint>
@@ -26,11 +27,10 @@
 #include <vector>
 
 #include "host/disk.hpp"
+#include "sw/firmware/apps/caching_abi.h"
 #include "sw/host/hre.hpp"
 #include "sw/host/kernel_hres.hpp"
 #include "sw/host/willow_fs.hpp"
-
-struct cache_data;
 
 namespace canopy::sw {
 
@@ -97,6 +97,7 @@ class CacheManager {
         uint64_t writebacks = 0;  // dirty blocks written to the disk
         uint64_t repicks = 0;     // victims given up: written by a user meanwhile
         uint64_t present = 0;     // misses another process's miss had served already
+        uint64_t regrants = 0;    // refusals the kernel's records resolved
     };
 
     // `fs`: the kernel's block-layer and system-call costs (WillowFsConfig); `app`: the id the
@@ -111,6 +112,14 @@ class CacheManager {
     // Writes every dirty block back to the disk (a clean shutdown), from the calling core;
     // returns how many. A block a user writes meanwhile stays dirty.
     uint64_t flush(host::HostCore& cpu);
+    // CACHE_GRANT on every SPU: process `pid` may reach the disk blocks [first, first + blocks)
+    // with `rights` (SPU_OS_PERM_READ | SPU_OS_PERM_WRITE; blocks 0 revokes the entry). The
+    // kernel keeps what it granted.
+    void grant(host::HostCore& cpu, uint32_t pid, uint32_t first, uint32_t blocks, uint32_t rights);
+    // The system call of a user's library refused CACHE_E_DENIED for `block` on `spu`: when the
+    // kernel's records grant the process the block with `rights`, its entries go to that SPU
+    // again (the app lost them: reinstalled, or its SPU power-cycled) and true is returned.
+    bool regrant(host::HostCore& cpu, uint32_t pid, uint32_t spu, uint64_t block, uint32_t rights);
     // The SPUs' counters, by STATS RPCs from the calling core's kernel HRE.
     CacheCounters counters(host::HostCore& cpu);
     uint32_t stat(host::HostCore& cpu, uint32_t spu, uint32_t which);
@@ -129,6 +138,7 @@ class CacheManager {
     uint32_t call(host::HostCore& cpu, uint32_t spu, uint16_t handler,
                   const std::vector<uint8_t>& payload, uint32_t cookie = 0, cache_data* d = nullptr,
                   void* data = nullptr);
+    void send_grant(host::HostCore& cpu, uint32_t spu, const cache_grant_args& g);
     // Writes the first dirty frame from `frame` on back to the disk; false when there is none.
     // *written: the frame it wrote (*cleaned: and CLEAN took it).
     bool write_back(host::HostCore& cpu, uint32_t spu, uint32_t frame, uint32_t* written,
@@ -140,7 +150,8 @@ class CacheManager {
     uint32_t app_;
     uint64_t disk_blocks_;
     CacheManagerConfig cfg_;
-    KernelLocks locks_;  // per SPU: a miss is under way
+    KernelLocks locks_;                     // per SPU: a miss is under way
+    std::vector<cache_grant_args> grants_;  // what the kernel granted, by process and first
     uint32_t next_cookie_ = 1;
     Stats stats_;
 };

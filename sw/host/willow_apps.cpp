@@ -232,6 +232,12 @@ void WillowApps::revoke(uint32_t process, uint32_t start, const std::vector<uint
                  "process " + std::to_string(process) + " " + hex(start));
 }
 
+void WillowApps::give_region(uint32_t app, uint32_t start, uint32_t length,
+                             const std::vector<uint32_t>& spus) {
+    broadcast_ok(targets(spus), SPU_OS_RPC_APP_REGION, words({app, start, length}),
+                 "app " + std::to_string(app) + " " + hex(start) + "+" + hex(length));
+}
+
 void WillowApps::allow_call(uint32_t caller, uint32_t callee, uint32_t mask,
                             const std::vector<uint32_t>& spus) {
     broadcast_ok(targets(spus), SPU_OS_RPC_CALL_ALLOW, words({caller, callee, mask}),

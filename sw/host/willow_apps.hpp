@@ -111,6 +111,10 @@ class WillowApps {
                const std::vector<uint32_t>& spus = {});
     // PERM_REMOVE of the extent starting at `start`.
     void revoke(uint32_t process, uint32_t start, const std::vector<uint32_t>& spus = {});
+    // APP_REGION: app `app` reaches SSD memory [start, start + length) on its own authority,
+    // whichever process it serves (0 bytes: no region); it then decides itself who may reach what.
+    void give_region(uint32_t app, uint32_t start, uint32_t length,
+                     const std::vector<uint32_t>& spus = {});
     // CALL_ALLOW: app `caller` may call the functions of `callee` in `mask` (0 revokes).
     void allow_call(uint32_t caller, uint32_t callee, uint32_t mask,
                     const std::vector<uint32_t>& spus = {});

@@ -277,8 +277,10 @@ void reinstall(CacheMachine& m, host::HostCore& cpu) {
                   SPU_OS_OK);
     apps.install(m.stack->cfg.firmware_dir + "/app_caching.elf", app, WillowStack::kCachingSlot);
 }
-// CACHE_SETUP without formatting on every SPU, as the kernel's boot sends it.
+// The app's region and CACHE_SETUP without formatting on every SPU, as the kernel's boot sends
+// them. The processes' grants are not sent again: their libraries ask the kernel when refused.
 void remount(CacheMachine& m, host::HostCore& cpu) {
+    m.stack->give_cache_region(*m.stack->kernel.on(cpu).apps);
     Raw kernel{*m.stack->kernel.on(cpu).hre, m.stack->cfg.caching_app};
     for (uint32_t s = 0; s < kSpus; ++s)
         EXPECT_EQ(kernel(s, CACHE_SETUP, payload(m.stack->cache_setup(s, 0))), CACHE_OK);
@@ -308,7 +310,8 @@ TEST(Caching, RefusalsNameTheProblem) {
                  {CACHE_WRITEBACK, payload(cache_writeback_args{0, 1})},
                  {CACHE_INSTALL, install},
                  {CACHE_CLEAN, payload(cache_clean_args{0})},
-                 {CACHE_STATS, payload(cache_stats_args{CACHE_STAT_HITS})}})
+                 {CACHE_STATS, payload(cache_stats_args{CACHE_STAT_HITS})},
+                 {CACHE_GRANT, payload(cache_grant_args{1, 0, 1, SPU_OS_PERM_READ})}})
             EXPECT_EQ(user(0, handler, p), SPU_OS_E_KERNEL_ONLY) << handler;
         EXPECT_EQ(user.data, 0u);
         // Blocks out of range or on the wrong SPU; malformed reads and writes.
@@ -431,25 +434,93 @@ TEST(Caching, TwoProcessesShareTheCache) {
               << " found their block installed, " << s.repicks << " victims written meanwhile\n";
 }
 
-// A process the kernel granted nothing reaches the app, but SPU-OS refuses its accesses.
-TEST(Caching, AProcessWithoutAGrantIsRefused) {
+// Caching's own permission entries (Willow 4.4): the kernel gives the app its region and grants
+// processes blocks with a kernel-only RPC. A process the kernel granted nothing, or other blocks,
+// reaches the app but not the blocks: its READs and WRITEs are refused and the victim's data
+// stays; it can neither grant itself blocks nor give any app a region.
+TEST(Caching, AProcessReachesOnlyTheBlocksItWasGranted) {
     CacheMachine m;
-    auto& other = m.platform->host.kernel.create_process("no-grant");
-    bool done = false;
-    std::string why;
-    m.platform->host.cores.at(2)->run(other, [&](host::HostCore& cpu) {
-        WillowStack::User u(*m.stack, m.running);
-        m.stack->wait_ready(cpu);
-        sw::SsdCache cache(cpu, std::make_unique<sw::Hre>(cpu, m.stack->driver.open(cpu)),
-                           m.stack->cache_manager);
-        std::vector<uint8_t> d(64);
-        why = refusal([&] { cache.read(0, d.data(), 64); });
-        done = true;
+    const uint32_t app = m.stack->cfg.caching_app;
+    const std::vector<uint8_t> secret = pattern(kBlock, 77);
+    bool written = false, attacked = false;
+    std::vector<uint8_t> after(kBlock);
+    m.users(
+        {[&](host::HostCore& cpu) {  // the victim: block 0 (SPU 0) cached and dirty
+             auto cache = m.stack->caching(cpu);
+             cache->write(0, secret.data(), kBlock);
+             written = true;
+             wait_for(cpu, attacked);
+             cache->read(0, after.data(), kBlock);
+         },
+         [&](host::HostCore& cpu) {  // the attacker, a process of its own
+             wait_for(cpu, written);
+             const uint32_t pid = cpu.process().pid;
+             sw::Hre own(cpu, m.stack->driver.open(cpu));
+             Raw user{own, app};
+             const auto read_of = [](uint32_t block) {
+                 return payload(cache_read_args{block, 0, 64, 1});
+             };
+             std::vector<uint8_t> write_of = payload(cache_write_args{0, 0, 64});
+             write_of.resize(write_of.size() + 64, 0xEE);
+             EXPECT_EQ(user(0, CACHE_READ, read_of(0)), CACHE_E_DENIED);
+             EXPECT_EQ(user(0, CACHE_WRITE, write_of), CACHE_E_DENIED);
+             // Granting itself is the kernel's: Caching's RPC and SPU-OS's region alike.
+             EXPECT_EQ(user(0, CACHE_GRANT,
+                            payload(cache_grant_args{pid, 0, 1000,
+                                                     SPU_OS_PERM_READ | SPU_OS_PERM_WRITE})),
+                       SPU_OS_E_KERNEL_ONLY);
+             const uint32_t region[] = {app, 0, 0xFFFFFFFFu};
+             EXPECT_EQ(
+                 own.call(0, SPU_OS_RPC_ID(0, SPU_OS_RPC_APP_REGION), region, sizeof region).result,
+                 SPU_OS_E_KERNEL_ONLY);
+             EXPECT_EQ(user(0, CACHE_READ, read_of(0)), CACHE_E_DENIED);
+             EXPECT_EQ(user.data, 0u);  // not a byte left the SPU
+             // Read-only blocks 0 and 1 from the kernel: block 0 reads, is not written;
+             // block 2 (SPU 0 too) stays out of reach.
+             m.stack->cache_manager.grant(cpu, pid, 0, 2, SPU_OS_PERM_READ);
+             EXPECT_EQ(user(0, CACHE_READ, read_of(0)), CACHE_OK);
+             EXPECT_EQ(user.data, 1u);
+             EXPECT_EQ(user(0, CACHE_WRITE, write_of), CACHE_E_DENIED);
+             EXPECT_EQ(user(0, CACHE_READ, read_of(2)), CACHE_E_DENIED);
+             // Revoked (0 blocks), it is refused again; the library names the refusal.
+             m.stack->cache_manager.grant(cpu, pid, 0, 0, 0);
+             EXPECT_EQ(user(0, CACHE_READ, read_of(0)), CACHE_E_DENIED);
+             sw::SsdCache cache(cpu, std::make_unique<sw::Hre>(cpu, m.stack->driver.open(cpu)),
+                                m.stack->cache_manager);
+             std::vector<uint8_t> d(64);
+             const std::string why = refusal([&] { cache.read(0, d.data(), 64); });
+             EXPECT_NE(why.find("CACHE_E_DENIED"), std::string::npos) << why;
+             attacked = true;
+         }});
+    EXPECT_EQ(after, secret);
+    // The victim's first write only: the refusals took no miss path.
+    EXPECT_EQ(m.stack->cache_manager.stats().misses, 1u);
+}
+
+// The kernel's grant table on an SPU: malformed entries refused, a full table says so, and an
+// entry of the same process and first block is replaced, not added.
+TEST(Caching, TheGrantTableIsBoundedAndRefusesMalformedEntries) {
+    CacheMachine m;
+    m.user([&](host::HostCore& cpu) {
+        Raw kernel{*m.stack->kernel.on(cpu).hre, m.stack->cfg.caching_app};
+        const auto grant = [&](uint32_t process, uint32_t first, uint32_t blocks, uint32_t rights) {
+            return kernel(0, CACHE_GRANT,
+                          payload(cache_grant_args{process, first, blocks, rights}));
+        };
+        EXPECT_EQ(grant(0, 0, 1, SPU_OS_PERM_READ), CACHE_E_ARGS);  // the kernel needs none
+        EXPECT_EQ(grant(5, 0, 1, 4), CACHE_E_ARGS);                 // no such right
+        EXPECT_EQ(grant(5, 0, 1, 0), CACHE_E_ARGS);                 // blocks without rights
+        EXPECT_EQ(kernel(0, CACHE_GRANT, payload(uint32_t(5))), CACHE_E_ARGS);
+        // This body's process was granted nothing (no WillowStack::caching): the table is empty.
+        // Fill it, then one more is refused; replacing one is not.
+        for (uint32_t i = 0; i < CACHE_MAX_GRANTS; ++i)
+            EXPECT_EQ(grant(100 + i, 0, 1, SPU_OS_PERM_READ), CACHE_OK) << i;
+        EXPECT_EQ(grant(200, 0, 1, SPU_OS_PERM_READ), CACHE_E_GRANTS);
+        EXPECT_EQ(grant(100, 0, 8, SPU_OS_PERM_READ | SPU_OS_PERM_WRITE), CACHE_OK);
+        EXPECT_EQ(grant(101, 0, 0, 0), CACHE_OK);  // revoked: room for one
+        EXPECT_EQ(grant(200, 0, 1, SPU_OS_PERM_READ), CACHE_OK);
+        EXPECT_EQ(grant(201, 0, 1, SPU_OS_PERM_READ), CACHE_E_GRANTS);
     });
-    sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
-    ASSERT_TRUE(done);
-    EXPECT_NE(why.find("SPU_OS_E_PERMISSION"), std::string::npos) << why;
-    EXPECT_EQ(m.stack->cache_manager.stats().misses, 0u);
 }
 
 // The app removed and installed again (its DMEM zeroed, as by a power cycle of the SPUs), then
@@ -508,6 +579,8 @@ TEST(Caching, DirtyBlocksSurviveAReboot) {
             EXPECT_EQ(d, ref.block(b)) << b;
         }
         EXPECT_EQ(m.manager().stats().misses, misses);
+        // The reinstalled app had lost the kernel's grant: asked for once on each SPU.
+        EXPECT_EQ(m.manager().stats().regrants, kSpus);
         EXPECT_EQ(m.on_disk(0), std::vector<uint8_t>(kBlock, 0));
         EXPECT_EQ(m.manager().flush(cpu), 6u);
         for (uint64_t b = 0; b < 12; ++b) EXPECT_EQ(m.on_disk(b), ref.block(b)) << b;
@@ -710,8 +783,8 @@ TEST(Caching, HitsSkipTheKernelFlashCacheEntersEveryTime) {
         EXPECT_NEAR(f_dirty, k.write_ns + call + layer + b_write, 2000);
         EXPECT_LT(c_clean, f_clean);
         EXPECT_LT(c_dirty, f_dirty);
-        // A read hit: Base-IO's READ and the lookup's two store reads (a system call and a DMA
-        // each on the SPU, a few us).
+        // A read hit: Base-IO's READ and the lookup's store read of the bucket (a system call
+        // and a DMA on the SPU, a few us).
         EXPECT_GT(c_read, b_read);
         EXPECT_LT(c_read, b_read + 10000);
         std::cout << "[ Caching  ] 4 KiB hits: read " << c_read / 1e3 << " us, write (clean) "

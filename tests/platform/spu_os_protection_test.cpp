@@ -168,6 +168,50 @@ TEST(SpuOsProtection, NvmTransfersStayInTheSpusOwnStore) {
         EXPECT_EQ(h.stat(0, SPU_OS_STAT_DENIED), 6u);
     });
 }
+
+// APP_REGION (Willow 4.4: Caching's store is the app's own, its users' rights the app's entries):
+// an app reaches its region for a process that holds no permission entry there, and nothing past
+// it; only the kernel gives one (a user's request and an app relaying for the kernel are
+// refused); length 0 takes it back; the slot's next tenant does not inherit it.
+TEST(SpuOsProtection, AnAppsRegionIsItsOwnAndNoFurther) {
+    run_ssd(1, [](Host& h, Willow&) {
+        constexpr unsigned kOther = 3;
+        h.install(0, "app_store", kStoreApp, 0);
+        const uint32_t base = 0x4000, bytes = 0x2000;
+        auto load = [&](unsigned app, uint32_t addr, uint32_t n) {
+            return h.call(0, app, 2, Words{addr, n}, kUserHre);
+        };
+        auto region = [&](unsigned app, uint32_t start, uint32_t n) {
+            return h.kernel(0, SPU_OS_RPC_APP_REGION, Words{app, start, n});
+        };
+        EXPECT_EQ(load(kStoreApp, base, 64), SPU_OS_E_PERMISSION);  // no entry, no region
+        EXPECT_EQ(region(kStoreApp, base, bytes), SPU_OS_OK);
+        const uint32_t zeros = checksum(std::vector<uint8_t>(64, 0));
+        EXPECT_EQ(load(kStoreApp, base, 64), zeros);
+        EXPECT_EQ(load(kStoreApp, base + bytes - 64, 64), zeros);
+        EXPECT_EQ(load(kStoreApp, base + bytes - 32, 64), SPU_OS_E_PERMISSION);  // past its end
+        EXPECT_EQ(load(kStoreApp, base - 32, 64), SPU_OS_E_PERMISSION);          // before it
+        // Only the kernel's HRE gives regions: not a user, not an app relaying for the kernel.
+        const std::vector<uint8_t> grab = Host::bytes({kStoreApp, 0, 0xFFFFFFFFu});
+        EXPECT_EQ(h.call(0, SPU_OS_KERNEL_APP, SPU_OS_RPC_APP_REGION, grab, kUserHre),
+                  SPU_OS_E_KERNEL_ONLY);
+        EXPECT_NE(relay(h, 0, kKernelHre, 0, SPU_OS_RPC_ID(0, SPU_OS_RPC_APP_REGION), grab),
+                  SPU_OS_OK);
+        EXPECT_EQ(load(kStoreApp, 0, 64), SPU_OS_E_PERMISSION);
+        // Malformed: an unknown app, a wrapping range, a short payload; nothing changes.
+        EXPECT_EQ(region(9, base, bytes), SPU_OS_E_NO_APP);
+        EXPECT_EQ(region(kStoreApp, 0xFFFFF000u, 0x2000), SPU_OS_E_BAD_ARG);
+        EXPECT_EQ(h.kernel(0, SPU_OS_RPC_APP_REGION, Words{kStoreApp, base}), SPU_OS_E_BAD_ARG);
+        EXPECT_EQ(load(kStoreApp, base, 64), zeros);
+        EXPECT_EQ(region(kStoreApp, base, 0), SPU_OS_OK);
+        EXPECT_EQ(load(kStoreApp, base, 64), SPU_OS_E_PERMISSION);
+        // The slot's next tenant starts without one.
+        EXPECT_EQ(region(kStoreApp, base, bytes), SPU_OS_OK);
+        EXPECT_EQ(h.kernel(0, SPU_OS_RPC_REMOVE, Words{kStoreApp}), SPU_OS_OK);
+        h.install(0, "app_store", kOther, 0);
+        EXPECT_EQ(load(kOther, base, 64), SPU_OS_E_PERMISSION);
+    });
+}
 #endif
 
 }  // namespace

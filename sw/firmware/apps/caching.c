@@ -19,8 +19,10 @@
  * Handlers run to completion except READ, VICTIM and WRITEBACK, which wait for the host's
  * answer to their DATA only after their last store access. WRITEBACK arms a guard for its frame
  * that any WRITE of the frame disarms: CLEAN then refuses (CACHE_E_DIRTIED), so a write that
- * came after the data left stays dirty. SPU-OS checks every store access against the calling
- * process's permissions, so a user reaches the cache only where the host kernel granted it. */
+ * came after the data left stays dirty. A user process reaches only the blocks the kernel granted
+ * it (CACHE_GRANT, Willow 4.4's special permission entries, a table in DMEM); the app's store
+ * accesses lie in the region the kernel gave the app itself (SPU-OS's APP_REGION), so SPU-OS
+ * does not look up the process's own entries on each of them. */
 #include <stddef.h>
 
 #include "caching_abi.h"
@@ -38,8 +40,9 @@ static struct {
     uint32_t stat[CACHE_STATS_COUNT];
 } c;
 static uint8_t st[CACHE_MAX_FRAMES / 2]; /* 4 bits a frame; all zero: the zeros a format writes */
-static struct cache_entry e;             /* the entry the last chain step read */
-static struct cache_bucket bk;           /* the bucket the last walk read */
+static struct cache_grant_args grants[CACHE_MAX_GRANTS]; /* blocks 0: unused */
+static struct cache_entry e;                             /* the entry the last chain step read */
+static struct cache_bucket bk;                           /* the bucket the last walk read */
 
 static uint32_t state(uint32_t f) { return st[f >> 1] >> (f & 1) * 4 & 15u; }
 static void set_state(uint32_t f, uint32_t v) {
@@ -114,15 +117,30 @@ static uint32_t args(const struct spu_rpc_header* h, void* p, uint32_t n, int ke
     return rpc_receive_bytes(p, n);
 }
 
+/* Whether the request's process may reach the block with `rights` (the kernel: any). */
+static uint32_t allowed(const struct spu_rpc_header* h, uint32_t block, uint32_t rights) {
+    const uint32_t p = SPU_OS_PROCESS(h->origin);
+    if (!p) return CACHE_OK;
+    for (uint32_t i = 0; i < CACHE_MAX_GRANTS; ++i) {
+        const struct cache_grant_args* g = &grants[i];
+        if (g->process == p && block - g->first < g->blocks && (g->rights & rights) == rights)
+            return CACHE_OK;
+    }
+    return CACHE_E_DENIED;
+}
+
 /* Whether this SPU caches the block. */
 static uint32_t mine(uint32_t block) {
     return block < c.disk_blocks && block % c.spus == c.node ? CACHE_OK : CACHE_E_RANGE;
 }
 
-/* The cached block's frame + 1 (0: a miss, counted, *r = CACHE_E_MISS); a hit is counted. */
-static uint32_t lookup(uint32_t block, uint32_t* r) {
+/* The cached block's frame + 1 for the request's process, which needs `rights` on it (0: a
+ * miss, counted, *r = CACHE_E_MISS, or *r says why not); a hit is counted. */
+static uint32_t lookup(const struct spu_rpc_header* h, uint32_t block, uint32_t rights,
+                       uint32_t* r) {
     uint32_t link, f = 0;
     *r = mine(block);
+    if (!*r) *r = allowed(h, block, rights);
     if (!*r) f = walk(block, 0, &link, r);
     if (!*r) {
         ++c.stat[f ? CACHE_STAT_HITS : CACHE_STAT_MISSES];
@@ -234,7 +252,7 @@ static void read(const struct spu_rpc_header* h) {
     uint32_t r = args(h, &a, sizeof a, 0);
     if (!r && (h->length != sizeof a || a.bytes == 0 || a.offset + a.bytes > CACHE_BLOCK_BYTES))
         r = CACHE_E_ARGS;
-    const uint32_t f = r ? 0 : lookup(a.block, &r);
+    const uint32_t f = r ? 0 : lookup(h, a.block, SPU_OS_PERM_READ, &r);
     if (!r) {
         touch(f - 1);
         r = send_frame(h, a.cookie, a.block, f - 1, a.offset, a.bytes);
@@ -249,7 +267,7 @@ static void write(const struct spu_rpc_header* h) {
     if (!r &&
         (a.bytes == 0 || a.offset + a.bytes > CACHE_BLOCK_BYTES || h->length != sizeof a + a.bytes))
         r = CACHE_E_ARGS;
-    const uint32_t f = r ? 0 : lookup(a.block, &r);
+    const uint32_t f = r ? 0 : lookup(h, a.block, SPU_OS_PERM_WRITE, &r);
     if (!r) {
         touch(f - 1);
         if (c.wb_frame == f - 1) c.wb_armed = 0;
@@ -377,4 +395,30 @@ static void stats(const struct spu_rpc_header* h) {
     rpc_send_response(r ? r : c.stat[a.which]);
 }
 
-SPU_APP(SPU_HANDLERS(setup, read, write, victim, writeback, install, clean, stats));
+/* CACHE_GRANT (kernel only): a process's entry, in place of the one with its first block. */
+static void grant(const struct spu_rpc_header* h) {
+    struct cache_grant_args a;
+    uint32_t r = args(h, &a, sizeof a, 1);
+    if (!r && (h->length != sizeof a || a.process == 0 ||
+               a.rights & ~(SPU_OS_PERM_READ | SPU_OS_PERM_WRITE) || (a.blocks && !a.rights)))
+        r = CACHE_E_ARGS;
+    struct cache_grant_args* slot = 0;
+    for (uint32_t i = 0; !r && i < CACHE_MAX_GRANTS; ++i) {
+        struct cache_grant_args* g = &grants[i];
+        if (g->blocks && g->process == a.process && g->first == a.first) {
+            slot = g;
+            break;
+        }
+        if (!g->blocks && !slot) slot = g;
+    }
+    if (!r && !slot) r = a.blocks ? CACHE_E_GRANTS : CACHE_OK;
+    if (!r) { /* by fields: the app links no memcpy */
+        slot->process = a.process;
+        slot->first = a.first;
+        slot->blocks = a.blocks;
+        slot->rights = a.rights;
+    }
+    rpc_send_response(r);
+}
+
+SPU_APP(SPU_HANDLERS(setup, read, write, victim, writeback, install, clean, stats, grant));

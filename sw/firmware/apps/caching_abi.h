@@ -41,6 +41,7 @@
 #define CACHE_INSTALL 5 /* struct cache_install_args + CACHE_BLOCK_BYTES (kernel) -> CACHE_OK */
 #define CACHE_CLEAN 6   /* struct cache_clean_args (kernel): written back since WRITEBACK */
 #define CACHE_STATS 7   /* struct cache_stats_args (kernel) -> the counter's value */
+#define CACHE_GRANT 8   /* struct cache_grant_args (kernel): a process's blocks */
 #define CACHE_DATA 0x80
 
 #define CACHE_BLOCK_BYTES 0x1000u /* a cache block: a frame, a disk block */
@@ -83,6 +84,20 @@ struct cache_install_args {
 struct cache_clean_args {
     uint32_t block;
 };
+/* Caching's own permission entries [Willow 4.4: "a specialized permission mechanism based on
+ * large, fixed-size cache blocks ... the kernel module uses a privileged kernel-only RPC to
+ * install special permission entries"]: process `process` may READ (SPU_OS_PERM_READ) and WRITE
+ * (SPU_OS_PERM_WRITE) the disk blocks [first, first + blocks) this SPU caches. The same process
+ * and first replace an entry; blocks 0 removes it. The kernel gives the app its region with
+ * SPU-OS's APP_REGION, so a user's hit costs this table's check, not SPU-OS's per-process lookup
+ * on each store access. */
+struct cache_grant_args {
+    uint32_t process;
+    uint32_t first, blocks;
+    uint32_t rights;
+};
+#define CACHE_MAX_GRANTS 16 /* per SPU */
+
 struct cache_stats_args {
     uint32_t which; /* CACHE_STAT_* */
 };
@@ -136,5 +151,7 @@ struct cache_bucket {
 #define CACHE_E_DIRTIED 0x606u /* CLEAN: written since WRITEBACK took its data; stays dirty */
 #define CACHE_E_CLEAN 0x607u   /* WRITEBACK: no dirty frame from there on */
 #define CACHE_E_CORRUPT 0x608u /* SETUP: the metadata's chains are broken (nothing loaded) */
+#define CACHE_E_DENIED 0x609u  /* READ, WRITE: the process holds no grant for the block */
+#define CACHE_E_GRANTS 0x60Au  /* GRANT: the table is full */
 
 #endif

@@ -71,6 +71,7 @@ static uint32_t activate(void) {
     for (uint32_t i = 0; i < t->n_functions; ++i)
         if (!in_code_slot(t->functions[i], slot)) return SPU_OS_E_BAD_ARG;
     memset(a->grants, 0, sizeof a->grants);
+    a->region_start = a->region_bytes = 0;
     a->app_id = (uint8_t)app;
     a->state = SLOT_ACTIVE;
     return SPU_OS_OK;
@@ -142,6 +143,18 @@ static uint32_t call_allow(void) {
     return SPU_OS_OK;
 }
 
+/* {app, start, length}: the store region the app reaches on its own authority, whoever it serves
+ * (length 0: none). Not checked against the store: every transfer still is (`in_store`). */
+static uint32_t app_region(void) {
+    if (!payload_is(3, 0) || !receive(12)) return SPU_OS_E_BAD_ARG;
+    const int s = spu_os_find_app(buf[0]);
+    if (s < 0) return SPU_OS_E_NO_APP;
+    if (buf[2] > UINT32_MAX - buf[1]) return SPU_OS_E_BAD_ARG;
+    spu_os_slots[s].region_start = buf[1];
+    spu_os_slots[s].region_bytes = buf[2];
+    return SPU_OS_OK;
+}
+
 uint32_t spu_os_kernel_rpc(unsigned handler) {
     if (handler == SPU_OS_RPC_PING) return SPU_OS_ABI_VERSION;
     /* The kernel's own HRE, through the bridge: not an app acting for it (apps cannot send to
@@ -169,6 +182,8 @@ uint32_t spu_os_kernel_rpc(unsigned handler) {
             return nvm_attach();
         case SPU_OS_RPC_STORE_FLUSH:
             return nvm_flush();
+        case SPU_OS_RPC_APP_REGION:
+            return app_region();
         default:
             return SPU_OS_E_NO_HANDLER;
     }

@@ -33,6 +33,10 @@ struct app_slot {
         uint8_t callee;     /* app id; 0: unused */
         uint32_t functions; /* bit f: may call function f */
     } grants[CALL_GRANTS];
+    /* The store region the kernel gave the app itself (APP_REGION): its transfers there pass
+     * for any process, and the app decides who may reach what (Willow 4.4: Caching's own
+     * permission entries on its cache blocks). */
+    uint32_t region_start, region_bytes;
 };
 extern struct app_slot spu_os_slots[SPU_OS_SLOTS];
 

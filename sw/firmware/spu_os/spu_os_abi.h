@@ -112,6 +112,7 @@
 #define SPU_OS_RPC_CALL_ALLOW 0x08   /* {caller app, callee app, function mask} */
 #define SPU_OS_RPC_STORE_ATTACH 0x09 /* struct spu_os_store_attach: the store on the flash */
 #define SPU_OS_RPC_STORE_FLUSH 0x0A  /* the store's write buffer to the flash (SPU_SYS_NVM_FLUSH) */
+#define SPU_OS_RPC_APP_REGION 0x0B   /* {app_id, start, length}: the app's own region (0: none) */
 
 #define SPU_OS_PERM_READ 1u
 #define SPU_OS_PERM_WRITE 2u

@@ -215,12 +215,16 @@ static void record_max(unsigned last, unsigned max, uint32_t value) {
 
 /* The permission check on an NVM transfer for the request's originating process; a miss is
  * reported to the host kernel [Willow 3.1: "a permission miss ... SPU-OS sends an RPC to the
- * kernel"]. The host kernel itself (process 0) may reach everything. 0 bytes: the rights on the
- * byte at addr. */
+ * kernel"]. The host kernel itself (process 0) may reach everything, and the running app its own
+ * region (APP_REGION: one range test, where a process's entries take a splay-tree lookup). 0
+ * bytes: the rights on the byte at addr. */
 static int nvm_allowed(uint32_t addr, uint32_t bytes, uint32_t rights) {
     const uint32_t n = bytes ? bytes : 1;
     const uint32_t process = SPU_OS_PROCESS(spu_os_rpc->h.origin);
     if (process == 0) return 1;
+    const struct app_slot* a = &spu_os_slots[level[depth].slot];
+    if (addr - a->region_start < a->region_bytes && n <= a->region_bytes - (addr - a->region_start))
+        return 1;
     const uint32_t t0 = read_mcycle(), i0 = read_minstret();
     const int ok = perm_check(process, addr, n, rights);
     const uint32_t i1 = read_minstret(), t1 = read_mcycle();
@@ -261,9 +265,9 @@ static uint32_t nvm(uint32_t addr, uint32_t ptr, uint32_t n, int to_nvm, enum sp
     if (!nvm_allowed(addr, n, to_nvm ? SPU_OS_PERM_WRITE : SPU_OS_PERM_READ))
         return SPU_OS_E_PERMISSION;
     if (n == 0) return SPU_OS_OK;
-    return nvm_done(other == SPU_PORT_DRAM ? nvm_copy(addr, ptr, n)
-                                           : nvm_transfer(addr, other, ptr, n, to_nvm),
-                    addr, n);
+    return nvm_done(
+        other == SPU_PORT_DRAM ? nvm_copy(addr, ptr, n) : nvm_transfer(addr, other, ptr, n, to_nvm),
+        addr, n);
 }
 
 /* Takes the responses that arrived: the running handler's awaited ones into its state, the
@@ -450,8 +454,8 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
 
 /* The app faulted [Willow 3.1: an access outside its segments raises an exception, and SPU-OS
  * tells the kernel by an RPC]: it is disabled, and the host kernel hears which app, why, where. */
-__attribute__((noinline, cold)) static struct spu_os_frame* fault(struct spu_os_frame* f, uint32_t mcause,
-                                                                 uint32_t mtval) {
+__attribute__((noinline, cold)) static struct spu_os_frame* fault(struct spu_os_frame* f,
+                                                                  uint32_t mcause, uint32_t mtval) {
     struct app_slot* a = &spu_os_slots[level[depth].slot];
     a->state = SLOT_DISABLED;
     ++spu_os_stats[SPU_OS_STAT_FAULTS];
