@@ -254,9 +254,11 @@ void CacheManager::send_grant(host::HostCore& cpu, uint32_t spu, const cache_gra
 bool CacheManager::regrant(host::HostCore& cpu, uint32_t pid, uint32_t spu, uint64_t block,
                            uint32_t rights) {
     cpu.compute_ns(costs().syscall_ns);
-    const bool held = std::any_of(grants_.begin(), grants_.end(), [&](const auto& g) {
-        return g.process == pid && block - g.first < g.blocks && (g.rights & rights) == rights;
-    });
+    // Blocks past 32 bits are no cached block, and no entry covers them.
+    const bool held =
+        block <= UINT32_MAX && std::any_of(grants_.begin(), grants_.end(), [&](const auto& g) {
+            return cache_grant_covers(&g, pid, uint32_t(block), rights);
+        });
     if (!held) return false;
     for (const cache_grant_args& g : grants_)
         if (g.process == pid) send_grant(cpu, spu, g);

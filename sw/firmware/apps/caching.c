@@ -121,11 +121,8 @@ static uint32_t args(const struct spu_rpc_header* h, void* p, uint32_t n, int ke
 static uint32_t allowed(const struct spu_rpc_header* h, uint32_t block, uint32_t rights) {
     const uint32_t p = SPU_OS_PROCESS(h->origin);
     if (!p) return CACHE_OK;
-    for (uint32_t i = 0; i < CACHE_MAX_GRANTS; ++i) {
-        const struct cache_grant_args* g = &grants[i];
-        if (g->process == p && block - g->first < g->blocks && (g->rights & rights) == rights)
-            return CACHE_OK;
-    }
+    for (uint32_t i = 0; i < CACHE_MAX_GRANTS; ++i)
+        if (cache_grant_covers(&grants[i], p, block, rights)) return CACHE_OK;
     return CACHE_E_DENIED;
 }
 

@@ -97,6 +97,12 @@ struct cache_grant_args {
     uint32_t rights;
 };
 #define CACHE_MAX_GRANTS 16 /* per SPU */
+/* Whether entry g lets `process` reach `block` with all of `rights` (the app's check, and the
+ * kernel's on its own records). */
+static inline int cache_grant_covers(const struct cache_grant_args* g, uint32_t process,
+                                     uint32_t block, uint32_t rights) {
+    return g->process == process && block - g->first < g->blocks && (g->rights & rights) == rights;
+}
 
 struct cache_stats_args {
     uint32_t which; /* CACHE_STAT_* */
