@@ -221,8 +221,9 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
         if (p.start_ns >= ramp_end)
             in.samples.push_back({d.op, p.slat_ns, d.complete_ns - d.submit_ns, d.bytes});
     };
-    // fio's fsync: the writes issued complete, then the SSD's write cache is flushed (a system
-    // call of the block layer: STORE_FLUSH on every SPU).
+    // fio's fsync and fdatasync (on the device the same: its data): the writes issued complete,
+    // then the SSD's write cache is flushed (a system call of the block layer: STORE_FLUSH on
+    // every SPU).
     auto sync = [&] {
         while (engine.in_flight())
             for (const sw::IoEngine::Done& d : engine.reap(1)) collect(d);
@@ -230,11 +231,11 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
         stack_.flush_store(cpu);
         in.syncs_ns.push_back(cpu.now_ns() - t0);
     };
-    uint64_t writes_since_sync = 0, writes = 0;
+    uint64_t since_fsync = 0, since_fdatasync = 0, writes = 0;
     while (true) {
         while (engine.in_flight() < j.iodepth && more()) {
             const bool write = j.write && (!j.read || rng() % 100 >= j.rwmixread);
-            const sw::BlockOp op = j.trim ? sw::BlockOp::Trim
+            const sw::BlockOp op = j.trim  ? sw::BlockOp::Trim
                                    : write ? sw::BlockOp::Write
                                            : sw::BlockOp::Read;
             const uint64_t bs = pick_bs();
@@ -260,7 +261,10 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
             pending[id] = {buffer, s, cpu.now_ns() - s};
             ++issued, issued_bytes += bs;
             if (write) ++writes;
-            if (write && j.fsync && ++writes_since_sync == j.fsync) sync(), writes_since_sync = 0;
+            // fio counts fsync's and fdatasync's writes apart; a write may end both periods.
+            if (write && j.fsync && ++since_fsync == j.fsync) sync(), since_fsync = 0;
+            if (write && j.fdatasync && ++since_fdatasync == j.fdatasync)
+                sync(), since_fdatasync = 0;
         }
         if (engine.in_flight() == 0) break;
         for (const sw::IoEngine::Done& d : engine.reap(1)) collect(d);

@@ -58,7 +58,7 @@ class FioRun {
         unsigned index = 0;                          // among the job's numjobs
         uint64_t region_base = 0, region_bytes = 0;  // Base-IO: device; Direct-IO: file
         std::vector<Sample> samples;                 // after ramp_time
-        std::vector<double> syncs_ns;                // fsync and end_fsync flushes, each
+        std::vector<double> syncs_ns;                // fsync, fdatasync and end_fsync flushes, each
         double measured_from_ns = 0, end_ns = 0;
         std::string error;
         bool started = false;  // counted in started_

@@ -39,7 +39,6 @@ const std::vector<std::string> kUnmodelled = {"allrandrepeat",
                                               "disable_slat",
                                               "do_verify",
                                               "exitall",
-                                              "fdatasync",
                                               "file_service_type",
                                               "fill_device",
                                               "fsync_on_close",
@@ -101,15 +100,12 @@ const std::vector<std::string> kUnmodelled = {"allrandrepeat",
                                               "fadvise_hint",
                                               "exec_prerun",
                                               "exec_postrun"};
-const std::vector<std::string> kModelled = {"name",        "description", "rw",
-                                            "readwrite",   "rwmixread",   "rwmixwrite",
-                                            "bs",          "blocksize",   "bssplit",
-                                            "iodepth",     "numjobs",     "size",
-                                            "offset",      "number_ios",  "runtime",
-                                            "time_based",  "ramp_time",   "random_distribution",
-                                            "direct",      "ioengine",    "filename",
-                                            "randrepeat",  "fsync",       "end_fsync",
-                                            "norandommap", "thread",      "group_reporting"};
+const std::vector<std::string> kModelled = {
+    "name",      "description", "rw",       "readwrite",      "rwmixread", "rwmixwrite",
+    "bs",        "blocksize",   "bssplit",  "iodepth",        "numjobs",   "size",
+    "offset",    "number_ios",  "runtime",  "time_based",     "ramp_time", "random_distribution",
+    "direct",    "ioengine",    "filename", "randrepeat",     "fsync",     "fdatasync",
+    "end_fsync", "norandommap", "thread",   "group_reporting"};
 
 std::string trim(const std::string& s) {
     const auto b = s.find_first_not_of(" \t\r");
@@ -220,10 +216,11 @@ void apply(FioJob& j, bool& group_reporting, const std::string& key, const std::
             {"randwrite", {2, true}}, {"rw", {3, false}},    {"readwrite", {3, false}},
             {"randrw", {3, true}},    {"trim", {4, false}},  {"randtrim", {4, true}}};
         if (v == "trimwrite" || v == "randtrimwrite")
-            throw InputError(source, place,
-                             key + "=" + value +
-                                 ": not modelled (a TRIM followed by a write of the same blocks); "
-                                 "read, write, trim, randread, randwrite, randtrim, rw, randrw are");
+            throw InputError(
+                source, place,
+                key + "=" + value +
+                    ": not modelled (a TRIM followed by a write of the same blocks); "
+                    "read, write, trim, randread, randwrite, randtrim, rw, randrw are");
         const auto r = kRw.find(v);
         if (r == kRw.end())
             throw InputError(source, place,
@@ -377,9 +374,10 @@ void apply(FioJob& j, bool& group_reporting, const std::string& key, const std::
         j.filename = value;
     } else if (key == "randrepeat") {
         j.randrepeat = flag();
-    } else if (key == "fsync") {
+    } else if (key == "fsync" || key == "fdatasync") {
         need_value();
-        j.fsync = uint32_t(parse_uint(value, source, place, key, 0, UINT32_MAX));
+        (key == "fsync" ? j.fsync : j.fdatasync) =
+            uint32_t(parse_uint(value, source, place, key, 0, UINT32_MAX));
     } else if (key == "end_fsync") {
         j.end_fsync = flag();
     } else if (key == "norandommap" || key == "thread") {

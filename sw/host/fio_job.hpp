@@ -5,12 +5,12 @@
 // or without i/b: 4k = 4KiB = 4096); times are seconds unless suffixed (us, ms, s, m, h); sizes
 // may be a percentage of the device (size=50%).
 //
-// Modelled: rw (read, write, trim, randread, randwrite, randtrim, rw/readwrite, randrw), rwmixread/rwmixwrite,
-// bs, bssplit, iodepth (1 ... 1024), numjobs, size, offset, number_ios, runtime, time_based,
-// ramp_time, random_distribution (random, zipf:theta), direct, ioengine, filename, name,
-// description, group_reporting, randrepeat, norandommap, thread. `ioengine` picks the path:
-// libaio, io_uring or base-io go through Base-IO (the kernel's block device); libdirectio or
-// direct-io through Direct-IO (a file, OS bypass). Any other option fio has is refused by name:
+// Modelled: rw (read, write, trim, randread, randwrite, randtrim, rw/readwrite, randrw),
+// rwmixread/rwmixwrite, bs, bssplit, iodepth (1 ... 1024), numjobs, size, offset, number_ios,
+// runtime, time_based, ramp_time, random_distribution (random, zipf:theta), direct, ioengine,
+// filename, name, description, group_reporting, randrepeat, norandommap, thread. `ioengine` picks
+// the path: libaio, io_uring or base-io go through Base-IO (the kernel's block device); libdirectio
+// or direct-io through Direct-IO (a file, OS bypass). Any other option fio has is refused by name:
 // Canopy does not model it, and running without it would measure something else. Also refused:
 // rw=trimwrite and randtrimwrite, direct=0 (no host page cache is modelled). rw=trim and
 // randtrim send TRIMs of bs bytes (a discard: Base-IO's or Direct-IO's TRIM RPC).
@@ -48,7 +48,9 @@ struct FioJob {
     std::string ioengine = "libaio";
     std::string filename;  // Direct-IO: the file (default /fio.<name>.<n>)
     bool randrepeat = true;
-    uint32_t fsync = 0;      // a flush of the SSD's write cache after every fsync writes; 0: none
+    uint32_t fsync = 0;  // a flush of the SSD's write cache after every fsync writes; 0: none
+    // The same for fdatasync (on a block device it syncs the same data: a flush), counted apart.
+    uint32_t fdatasync = 0;
     bool end_fsync = false;  // a flush when the job's writes are done
     uint32_t line = 0;       // its section's line, for messages
     uint64_t min_bs() const;

@@ -140,6 +140,14 @@ TEST(Fio, FsyncFlushesTheWriteCache) {
               wa["buffered_units_start"].get<uint64_t>() + 2000 -
                   wa["buffer_hits"].get<uint64_t>() + wa["padded_units"].get<uint64_t>());
     EXPECT_NE(r.run.out.find("sync (usec)"), std::string::npos) << r.run.out;
+    // fdatasync=N counts its own writes: 1,200 writes, fsync at 500 and 1,000, fdatasync at
+    // 300, 600, 900 and 1,200.
+    const FioResult d =
+        run_fio("fio-fdatasync",
+                "[w]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=1200\nfsync=500\nfdatasync=300\n");
+    if (d.fio.is_null()) return;
+    EXPECT_EQ(d.fio["jobs"][0]["sync"]["total_ios"], 6);
+    EXPECT_EQ(d.fio["canopy"]["write_amplification"]["buffered_units_end"], 0);
     // Without them nothing is padded and what no page took stays in the buffer (2,001 + the
     // units at the start, less the replaced, is not a multiple of four here).
     const FioResult n =

@@ -142,6 +142,18 @@ TEST(FioJobFile, BadValuesNameTheLineAndTheOption) {
     expect_error("[j]\nfsync=4294967296\n", "line 2", "fsync");
     expect_error("[j]\nend_fsync=2\n", "line 2", "end_fsync");
     expect_error("[j]\nfsync\n", "line 2", "needs a value");
+    expect_error("[j]\nfdatasync=often\n", "line 2", "fdatasync=often");
+    expect_error("[j]\nfdatasync=-1\n", "line 2", "fdatasync");
+}
+
+// fsync and fdatasync are two periods, each of its own option (fio counts them apart).
+TEST(FioJobFile, FsyncAndFdatasyncAreKeptApart) {
+    const FioJobFile f = parse("[global]\nfdatasync=3\n[a]\nfsync=8\n[b]\nfdatasync=0\n");
+    ASSERT_EQ(f.jobs.size(), 2u);
+    EXPECT_EQ(f.jobs[0].fsync, 8u);
+    EXPECT_EQ(f.jobs[0].fdatasync, 3u);
+    EXPECT_EQ(f.jobs[1].fsync, 0u);
+    EXPECT_EQ(f.jobs[1].fdatasync, 0u);
 }
 
 TEST(FioJobFile, OptionsCanopyDoesNotModelAreRefusedByName) {
