@@ -32,10 +32,13 @@ struct WillowFsConfig {
     // assumes the same (WillowDriverConfig::syscall_ns).
     double syscall_ns = 1000.0;
     // The file system's own work per read call (fd and inode lookup, the inode lock, the extent
-    // lookup, building the block request). Assumed 2 us: XFS's direct-I/O read path takes a few
-    // us of CPU per call.
+    // lookup, building the block request). Calibrated to 5 us with block_ns and completion_ns
+    // against Willow 4.2's small-read gain (docs/direct_io.md; 2 us, XFS's direct-I/O read
+    // path, before).
     double read_ns = 5000.0;
-    // The same for a write (also the log reservation and the timestamp). Assumed 3 us.
+    // The same for a write (also the log reservation and the timestamp), under the inode's I/O
+    // lock: the one cost fitted to Willow 4.2's 8x small-write gain (W.5, docs/direct_io.md; 3 us
+    // assumed before).
     double write_ns = 12000.0;
     // The block layer and the Base-IO driver below the file system, per block request: the bio,
     // the request queue, the driver's submission. Assumed 3 us.
