@@ -161,9 +161,10 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
         dio = stack_.direct_io(cpu);
         fd = dio->open(path, O_RDWR);
     }
-    const sw::IoEngineConfig ec =
-        j.direct_io ? sw::IoEngineConfig::direct_io(j.iodepth)
-                    : sw::IoEngineConfig::base_io(j.iodepth, stack_.driver.config());
+    sw::IoEngineConfig ec = j.direct_io
+                                ? sw::IoEngineConfig::direct_io(j.iodepth)
+                                : sw::IoEngineConfig::base_io(j.iodepth, stack_.driver.config());
+    ec.block.fua_writes = j.sync_writes;
     sw::IoEngine engine(cpu, stack_.driver, !j.direct_io,
                         j.direct_io ? stack_.cfg.direct_io_app : stack_.cfg.base_io_app,
                         stack_.kernel.geometry(), ec);
@@ -298,6 +299,7 @@ json FioRun::job_json(const std::vector<const Instance*>& group, const std::stri
                  {"ioengine", j.ioengine},
                  {"numjobs", std::to_string(j.numjobs)}};
     if (j.bssplit.size() == 1) opts["bs"] = std::to_string(j.bssplit[0].first);
+    if (j.sync_writes) opts["sync"] = "1";
     return {{"jobname", name},
             {"groupid", 0},
             {"error", error.empty() ? 0 : 5},  // EIO

@@ -43,6 +43,7 @@ inline void add_flash_report(nlohmann::json& j, const sw::StoreStats& before,
         {"buffered_units_start", before.buffered_units},
         {"buffered_units_end", after.buffered_units},
         {"trim_records", after.trim_records - before.trim_records},
+        {"fua_syncs", after.syncs - before.syncs},
         {"per_unit", units ? double(programs) * after.units_per_page / double(units) : 0.0},
         {"per_byte", bytes_written > 0 ? double(programs) * page_bytes / bytes_written : 0.0}};
     j["gc"] = {{"victims", after.gc_victims - before.gc_victims},

@@ -126,7 +126,8 @@ uint16_t BlockIo::issue(const Piece& p, BlockOp op, const uint8_t* src, uint32_t
     if (op == BlockOp::Write) {
         handler = BLOCK_IO_WRITE;
         payload.reserve(sizeof(block_io_write_args) + p.at.bytes);
-        put(payload, block_io_write_args{p.at.nvm, p.at.bytes});
+        put(payload,
+            block_io_write_args{p.at.nvm, p.at.bytes | (cfg_.fua_writes ? BLOCK_IO_FUA : 0)});
         payload.insert(payload.end(), src + p.done, src + p.done + p.at.bytes);
     } else if (op == BlockOp::Trim) {
         handler = BLOCK_IO_TRIM;

@@ -85,6 +85,9 @@ struct BlockIoConfig {
     uint32_t retries = 64;
     double retry_backoff_ns = 1000.0;
     double retry_backoff_max_ns = 2000000.0;
+    // Every WRITE carries the FUA flag (BLOCK_IO_FUA): it completes once its data is on the
+    // flash, as Linux sends each write to a file opened O_SYNC or O_DSYNC to an NVMe device.
+    bool fua_writes = false;
 };
 
 class BlockIo {

@@ -79,7 +79,6 @@ const std::vector<std::string> kUnmodelled = {"allrandrepeat",
                                               "slat_percentiles",
                                               "startdelay",
                                               "stonewall",
-                                              "sync",
                                               "thinktime",
                                               "thinktime_blocks",
                                               "thinktime_spin",
@@ -101,11 +100,11 @@ const std::vector<std::string> kUnmodelled = {"allrandrepeat",
                                               "exec_prerun",
                                               "exec_postrun"};
 const std::vector<std::string> kModelled = {
-    "name",      "description", "rw",       "readwrite",      "rwmixread", "rwmixwrite",
-    "bs",        "blocksize",   "bssplit",  "iodepth",        "numjobs",   "size",
-    "offset",    "number_ios",  "runtime",  "time_based",     "ramp_time", "random_distribution",
-    "direct",    "ioengine",    "filename", "randrepeat",     "fsync",     "fdatasync",
-    "end_fsync", "norandommap", "thread",   "group_reporting"};
+    "name",      "description", "rw",       "readwrite",       "rwmixread", "rwmixwrite",
+    "bs",        "blocksize",   "bssplit",  "iodepth",         "numjobs",   "size",
+    "offset",    "number_ios",  "runtime",  "time_based",      "ramp_time", "random_distribution",
+    "direct",    "ioengine",    "filename", "randrepeat",      "fsync",     "fdatasync",
+    "end_fsync", "norandommap", "thread",   "group_reporting", "sync"};
 
 std::string trim(const std::string& s) {
     const auto b = s.find_first_not_of(" \t\r");
@@ -380,6 +379,15 @@ void apply(FioJob& j, bool& group_reporting, const std::string& key, const std::
             uint32_t(parse_uint(value, source, place, key, 0, UINT32_MAX));
     } else if (key == "end_fsync") {
         j.end_fsync = flag();
+    } else if (key == "sync") {  // a bare flag, or fio's none (0), sync (1), dsync
+        const std::string v = has_value ? lower(trim(value)) : "1";
+        if (v == "0" || v == "none")
+            j.sync_writes = false;
+        else if (v == "1" || v == "sync" || v == "dsync")
+            j.sync_writes = true;
+        else
+            throw InputError(source, place,
+                             "sync=" + value + ": none (0), sync (1) or dsync are modelled");
     } else if (key == "norandommap" || key == "thread") {
         flag();  // no random map is kept, and jobs are host programs either way
     } else if (key == "group_reporting") {

@@ -52,7 +52,10 @@ struct FioJob {
     // The same for fdatasync (on a block device it syncs the same data: a flush), counted apart.
     uint32_t fdatasync = 0;
     bool end_fsync = false;  // a flush when the job's writes are done
-    uint32_t line = 0;       // its section's line, for messages
+    // sync=1 (sync, dsync): the device opened O_SYNC: every write carries FUA, durable when it
+    // completes (on a block device O_SYNC and O_DSYNC ask the same).
+    bool sync_writes = false;
+    uint32_t line = 0;  // its section's line, for messages
     uint64_t min_bs() const;
     uint64_t max_bs() const;
 };

@@ -331,6 +331,7 @@ constexpr std::pair<uint64_t StoreStats::*, uint32_t> kStoreStats[] = {
     {&StoreStats::flushes, SPU_OS_STAT_STORE_FLUSHES},
     {&StoreStats::buffered_units, SPU_OS_STAT_STORE_BUFFERED_UNITS},
     {&StoreStats::trim_records, SPU_OS_STAT_STORE_TRIM_RECORDS},
+    {&StoreStats::syncs, SPU_OS_STAT_STORE_SYNCS},
 };
 }  // namespace
 

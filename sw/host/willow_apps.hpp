@@ -168,6 +168,7 @@ struct StoreStats {
     uint64_t flushes = 0;
     uint64_t buffered_units = 0;  // in the write buffers now (a level: summed over SPUs only)
     uint64_t trim_records = 0;    // TRIM records written (a unit each, for a mapped unit trimmed)
+    uint64_t syncs = 0;           // flushes of a range (a FUA write each)
     uint32_t units_per_page = 1;  // the same on every SPU (not summed)
     static StoreStats of(WillowApps& apps, uint32_t spu);
     StoreStats& operator+=(const StoreStats& o);

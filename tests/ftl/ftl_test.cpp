@@ -825,10 +825,11 @@ TEST(FtlUnits, AReadOfUnitsSharingAPageIsOneFlashRead) {
 }
 
 // The volatile write cache's rule: after a power loss each LPN holds what it held at the last
-// completed ftl_flush, or a value acknowledged after it (the newest, or one before; never torn,
-// never older than the flush). The operation cut short may or may not have happened. Hundreds
-// of cuts, with torn pages and failing blocks; the test also sees that unflushed writes do get
-// lost (the cache is volatile) and that what the mount found stays.
+// completed ftl_flush, or at the last completed ftl_sync of a range holding it, or a value
+// acknowledged after that (the newest, or one before; never torn, never older than the flush).
+// The operation cut short may or may not have happened. Hundreds of cuts, with torn pages and
+// failing blocks; the test also sees that unflushed writes do get lost (the cache is volatile)
+// and that what the mount found stays.
 void power_loss_with_write_cache(bool tear, bool failing_blocks) {
     Rig r(kUnits, 100, 0, 3, false, 1);
     r.nand.tear_on_cut = tear;
@@ -838,7 +839,7 @@ void power_loss_with_write_cache(bool tear, bool failing_blocks) {
     std::mt19937_64 rng(seed(71));
     // LPNs changed since the last flush: their content then, and every value acknowledged since.
     std::map<uint32_t, std::vector<std::vector<uint8_t>>> since_flush;
-    unsigned lost = 0, flushes = 0;
+    unsigned lost = 0, flushes = 0, syncs = 0;
     for (int round = 0; round < 300; ++round) {
         r.nand.ops_until_cut = int64_t(rng() % 300);
         Changes touched;
@@ -848,6 +849,17 @@ void power_loss_with_write_cache(bool tear, bool failing_blocks) {
                 if (ftl_flush(&r.f) != FTL_OK) break;  // the cut came inside the flush
                 since_flush.clear();
                 ++flushes;
+                continue;
+            }
+            if (rng() % 25 == 0 && !since_flush.empty()) {
+                // A FUA write's sync: a few units from one written since the last flush on (a
+                // random LPN would rarely be in the buffer).
+                const uint32_t lpn =
+                    std::next(since_flush.begin(), long(rng() % since_flush.size()))->first;
+                const uint32_t count = std::min(1 + uint32_t(rng() % 3), r.capacity() - lpn);
+                if (ftl_sync(&r.f, lpn, count) != FTL_OK) break;
+                for (uint32_t i = lpn; i < lpn + count; ++i) since_flush.erase(i);
+                ++syncs;
                 continue;
             }
             acked.clear();
@@ -883,14 +895,50 @@ void power_loss_with_write_cache(bool tear, bool failing_blocks) {
         ASSERT_EQ(r.nand.violations, 0u);
     }
     EXPECT_GT(flushes, 50u);
+    EXPECT_GT(syncs, 100u);
     EXPECT_GT(lost, 0u);
-    std::printf("power cuts: 300, flushes %u, LPNs that lost unflushed writes %u\n", flushes, lost);
+    std::printf("power cuts: 300, flushes %u, syncs %u, LPNs that lost unflushed writes %u\n",
+                flushes, syncs, lost);
 }
 
 TEST(FtlUnits, PowerLossKeepsEverythingFlushed) { power_loss_with_write_cache(false, false); }
 TEST(FtlUnits, PowerLossKeepsEverythingFlushedWithTornPagesAndFailingBlocks) {
     power_loss_with_write_cache(true, true);
 }
+// ftl_sync programs the page of the write buffer that holds a unit it names, padded, and leaves
+// the rest of the buffer: after a power loss the synced unit is back, a unit written after it and
+// not synced is lost, as the rule above says.
+TEST(FtlUnits, SyncProgramsOnlyThePagesHoldingItsUnits) {
+    Rig r(kUnits, 100, 0, 3, false, 1);
+    ASSERT_EQ(r.format(), FTL_OK);
+    std::mt19937_64 rng(seed(83));
+    const uint32_t upp = kUnits.page_bytes / kUnits.unit_bytes;
+    const auto a = random_bytes(rng, r.unit_bytes()), b = random_bytes(rng, r.unit_bytes());
+    ASSERT_EQ(r.write(0, a), FTL_OK);
+    EXPECT_EQ(ftl_sync(&r.f, 7, 2), FTL_OK);  // units never written: nothing to program
+    EXPECT_EQ(r.stats().flash_programs, 0u);
+    ASSERT_EQ(ftl_sync(&r.f, 0, 1), FTL_OK);
+    auto s = r.stats();
+    EXPECT_EQ(s.flash_programs, 1u);
+    EXPECT_EQ(s.padded_units, upp - 1);
+    EXPECT_EQ(s.buffered_units, 0u);
+    ASSERT_EQ(r.write(1, b), FTL_OK);
+    ASSERT_EQ(ftl_sync(&r.f, 0, 1), FTL_OK);  // unit 0 is on the flash: unit 1's page waits
+    s = r.stats();
+    EXPECT_EQ(s.flash_programs, 1u);
+    EXPECT_EQ(s.buffered_units, 1u);
+    EXPECT_EQ(s.syncs, 3u);
+    EXPECT_EQ(s.flushes, 0u);
+    EXPECT_EQ(ftl_sync(&r.f, r.capacity() - 1, 2), FTL_E_RANGE);
+    EXPECT_EQ(ftl_sync(&r.f, r.capacity(), 1), FTL_E_RANGE);
+    ASSERT_EQ(r.cut_and_mount(rng), FTL_OK);
+    std::vector<uint8_t> got;
+    ASSERT_EQ(r.read(0, got), FTL_OK);
+    EXPECT_EQ(got, a);
+    ASSERT_EQ(r.read(1, got), FTL_OK);
+    EXPECT_EQ(got, std::vector<uint8_t>(r.unit_bytes(), 0xFF));
+}
+
 // Write-through: every acknowledged operation survives, as with a unit per page.
 TEST(FtlUnits, WriteThroughPowerLossRecoversEveryAcknowledgedOperation) {
     power_loss_rounds(true, true, kUnits);

@@ -380,7 +380,8 @@ TEST(SpuOsStore, ATrimForgetsTheWholeUnitsInsideItAcrossAPowerLoss) {
 // in SSD memory, which packs four 4 KiB units into each 16 KiB page. What A flushed (STORE_FLUSH)
 // comes back whole on B; of what it wrote after the flush, the units whose page filled were
 // programmed and come back, the rest of the buffer was lost with the power and reads as before
-// (never written: 0xFF).
+// (never written: 0xFF), but on SPU 0, which synced the last of them (nvm_sync, a FUA write's
+// flush of a range: the page holding it is programmed, padded).
 TEST(SpuOsStore, TheWriteCacheKeepsWhatWasFlushedAndFullPagesAcrossAPowerLoss) {
     sw::StoreConfig cached = small_store();
     cached.write_cache = true;
@@ -411,6 +412,14 @@ TEST(SpuOsStore, TheWriteCacheKeepsWhatWasFlushedAndFullPagesAcrossAPowerLoss) {
                     ASSERT_EQ(store(h, s, at, unflushed[{s, at}]), SPU_OS_OK);
                     EXPECT_EQ(load(h, s, at, 200), checksum(unflushed[{s, at}]));  // buffered
                 }
+            const uint32_t last = (20 + 5) * kUnit + 1000;
+            EXPECT_EQ(h.call(0, kStoreApp, 15, Words{last, 200, 1}, kKernelHre), SPU_OS_OK);
+            EXPECT_EQ(h.call(0, kStoreApp, 15, Words{uint32_t(bank) + last, 200, 1}, kKernelHre),
+                      SPU_OS_E_RANGE);  // SPU 1's store
+            EXPECT_EQ(h.stat(0, SPU_OS_STAT_STORE_SYNCS), 1u);
+            EXPECT_EQ(h.stat(0, SPU_OS_STAT_STORE_PADDED_UNITS), 2u);
+            EXPECT_EQ(h.stat(0, SPU_OS_STAT_STORE_BUFFERED_UNITS), 0u);
+            EXPECT_EQ(h.stat(1, SPU_OS_STAT_STORE_BUFFERED_UNITS), 2u);
             for (unsigned s = 0; s < 2; ++s)
                 programs_before_loss[s] = h.stat(s, SPU_OS_STAT_STORE_PROGRAMS);
         },
@@ -419,16 +428,17 @@ TEST(SpuOsStore, TheWriteCacheKeepsWhatWasFlushedAndFullPagesAcrossAPowerLoss) {
                 EXPECT_EQ(load(h, where.first, where.second, 200), checksum(d))
                     << "SPU " << where.first << " at 0x" << std::hex << where.second;
             // The first four units after the flush filled a page; the last two were in the
-            // buffer.
+            // buffer, and SPU 0 synced them.
             unsigned k = 0;
             for (const auto& [where, d] : unflushed) {
-                const bool programmed = k++ % 6 < 4;
+                const bool programmed = k++ % 6 < 4 || where.first == 0;
                 EXPECT_EQ(load(h, where.first, where.second, 200),
                           checksum(programmed ? d : std::vector<uint8_t>(200, 0xFF)))
                     << "SPU " << where.first << " at 0x" << std::hex << where.second;
             }
         });
-    for (unsigned s = 0; s < 2; ++s) EXPECT_EQ(programs_before_loss[s], 4u);
+    EXPECT_EQ(programs_before_loss[0], 5u);
+    EXPECT_EQ(programs_before_loss[1], 4u);
 }
 #endif
 

@@ -165,6 +165,30 @@ TEST(Fio, FsyncFlushesTheWriteCache) {
     }
 }
 
+// sync=1: the device is opened O_SYNC, so every write carries NVMe's FUA and completes only once
+// its data is on the flash: one range flush per 4 KiB write on the SPU that holds it, nothing
+// left in the write buffer, and no write completes faster than a TLC page program (700 us,
+// Flash-Cosmos Table 1), since each waits for the page holding its unit. Without it, writes are
+// acknowledged from the buffer: one at a time, three in four complete before any program.
+TEST(Fio, SyncWritesAreOnTheFlashWhenTheyComplete) {
+    const std::string job = "[w]\nrw=randwrite\nbs=4k\nnumber_ios=400\n";
+    const FioResult s = run_fio("fio-sync", job + "iodepth=4\nsync=1\n");
+    const FioResult n = run_fio("fio-sync-off", job + "iodepth=1\n");
+    if (s.fio.is_null() || n.fio.is_null()) return;
+    const json& wa = s.fio["canopy"]["write_amplification"];
+    EXPECT_EQ(wa["fua_syncs"], 400);
+    EXPECT_EQ(wa["buffered_units_end"], 0);
+    EXPECT_EQ(wa["flash_programs"].get<uint64_t>() * wa["units_per_page"].get<uint64_t>(),
+              wa["buffered_units_start"].get<uint64_t>() + 400 - wa["buffer_hits"].get<uint64_t>() +
+                  wa["padded_units"].get<uint64_t>());
+    EXPECT_EQ(s.fio["jobs"][0]["job options"]["sync"], "1");
+    EXPECT_GE(s.fio["jobs"][0]["write"]["clat_ns"]["min"].get<double>(), 700e3);
+    EXPECT_EQ(s.fio["jobs"][0]["sync"]["total_ios"], 0);  // FUA writes, no fsync calls
+    EXPECT_EQ(n.fio["canopy"]["write_amplification"]["fua_syncs"], 0);
+    const json& p = n.fio["jobs"][0]["write"]["clat_ns"]["percentile"];
+    EXPECT_LT(p["70.000000"].get<double>(), 700e3);
+}
+
 // --precondition rand writes the whole device in order, then as many units at random, through
 // the FTL without simulated time: the job then finds a store with no free space to spare, so
 // its writes need GC, where the same writes to the fresh store need none.

@@ -144,6 +144,20 @@ TEST(FioJobFile, BadValuesNameTheLineAndTheOption) {
     expect_error("[j]\nfsync\n", "line 2", "needs a value");
     expect_error("[j]\nfdatasync=often\n", "line 2", "fdatasync=often");
     expect_error("[j]\nfdatasync=-1\n", "line 2", "fdatasync");
+    expect_error("[j]\nsync=rsync\n", "line 2", "sync=rsync");
+    expect_error("[global]\nbs=4k\nsync=2\n[j]\n", "line 3", "sync=2");
+}
+
+// sync: fio's none (0), sync (1) and dsync, or a bare flag; on a block device all but none mean
+// the same, every write with FUA.
+TEST(FioJobFile, SyncMakesEveryWriteDurable) {
+    const FioJobFile f = parse(
+        "[global]\nsync=1\n[a]\n[b]\nsync=none\n[c]\nsync=dsync\n[d]\nsync=0\n[e]\n"
+        "sync=0\nsync\n[f]\nsync=SYNC\n");
+    ASSERT_EQ(f.jobs.size(), 6u);
+    const bool want[] = {true, false, true, false, true, true};
+    for (size_t i = 0; i < 6; ++i) EXPECT_EQ(f.jobs[i].sync_writes, want[i]) << f.jobs[i].name;
+    EXPECT_FALSE(parse("[j]\n").jobs[0].sync_writes);
 }
 
 // fsync and fdatasync are two periods, each of its own option (fio counts them apart).

@@ -53,14 +53,17 @@ static void block_read(const struct spu_rpc_header* h) {
     rpc_send_response(r);
 }
 
-/* WRITE {addr, bytes} + bytes of data: the payload must be exactly that long. */
+/* WRITE {addr, bytes} + bytes of data: the payload must be exactly that long; with
+ * BLOCK_IO_FUA the data is made durable before the response. */
 static void block_write(const struct spu_rpc_header* h) {
-    struct block_io_write_args a;
+    struct block_io_write_args a = {0, 0};
     uint32_t r = check_origin(h);
     if (!r && h->length < sizeof a) r = BLOCK_IO_E_LENGTH;
     if (!r) r = rpc_receive_bytes(&a, sizeof a);
-    if (!r && (bad_length(a.bytes) || h->length - sizeof a != a.bytes)) r = BLOCK_IO_E_LENGTH;
-    if (!r) r = rpc_receive_to_nvm(a.addr, a.bytes);
+    const uint32_t fua = a.bytes & BLOCK_IO_FUA, n = a.bytes & ~BLOCK_IO_FUA;
+    if (!r && (bad_length(n) || h->length - sizeof a != n)) r = BLOCK_IO_E_LENGTH;
+    if (!r) r = rpc_receive_to_nvm(a.addr, n);
+    if (!r && fua) r = nvm_sync(a.addr, n);
     rpc_send_response(r);
 }
 

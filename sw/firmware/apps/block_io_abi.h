@@ -20,8 +20,12 @@
 /* READ {addr, bytes, cookie} -> a DATA request to the originating HRE, then the response:
  * BLOCK_IO_OK once the host took the data. */
 #define BLOCK_IO_READ 0
-/* WRITE {addr, bytes} + bytes of data -> stored; the response. */
+/* WRITE {addr, bytes} + bytes of data -> stored; the response. With BLOCK_IO_FUA set in the
+ * bytes word (where NVMe's Write has its FUA bit, beside the length) the data is on the flash
+ * before the response, whatever the store's write cache holds besides (SPU_SYS_NVM_FLUSH of the
+ * range). */
 #define BLOCK_IO_WRITE 1
+#define BLOCK_IO_FUA 0x40000000u
 /* TRIM {addr, bytes} (struct block_io_write_args, no data; bytes > 0, any length within the
  * store): the store forgets the whole mapping units inside the range (the NVMe Deallocate and
  * ATA TRIM a host's discard becomes). On the flash they read as erased (0xFF bytes) from then

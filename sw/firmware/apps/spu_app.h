@@ -57,6 +57,11 @@ static inline uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
 }
 /* What this SPU's store has acknowledged survives power loss once this returns SPU_OS_OK. */
 static inline uint32_t nvm_flush(void) { return spu_syscall(SPU_SYS_NVM_FLUSH, 0, 0, 0, 0); }
+/* The same for what it acknowledged of [nvm_addr, nvm_addr + n) only (n > 0): the rest of the
+ * write buffer stays, as for a write with NVMe's FUA bit. */
+static inline uint32_t nvm_sync(uint32_t nvm_addr, uint32_t n) {
+    return spu_syscall(SPU_SYS_NVM_FLUSH, nvm_addr, n, 0, 0);
+}
 /* The store forgets the whole units inside [nvm_addr, nvm_addr + n) (write rights needed):
  * on the flash they read as 0xFF bytes from then on. */
 static inline uint32_t nvm_trim(uint32_t nvm_addr, uint32_t n) {

@@ -173,11 +173,15 @@ static void relay(const struct spu_rpc_header* h) {
     rpc_send_response(r);
 }
 
-/* 15: {addr, n}: the store forgets the whole units in [addr, addr + n); the call's result. */
+/* 15: {addr, n}: the store forgets the whole units in [addr, addr + n); {addr, n, 1}: what it
+ * acknowledged of the range goes to the flash (nvm_sync; n = 0: all, nvm_flush). The call's
+ * result. */
 static void trim(const struct spu_rpc_header* h) {
-    (void)h;
-    uint32_t r = rpc_receive_bytes(args, 8);
-    if (!r) r = nvm_trim(args[0], args[1]);
+    uint32_t r = rpc_receive_bytes(args, h->length == 12 ? 12 : 8);
+    if (!r && h->length == 12)
+        r = args[1] ? nvm_sync(args[0], args[1]) : nvm_flush();
+    else if (!r)
+        r = nvm_trim(args[0], args[1]);
     rpc_send_response(r);
 }
 

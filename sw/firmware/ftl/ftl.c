@@ -882,6 +882,17 @@ int ftl_flush(struct ftl* f) {
     return flush_all(f);
 }
 
+int ftl_sync(struct ftl* f, uint32_t lpn, uint32_t count) {
+    if (lpn >= f->lay.lpns || count > f->lay.lpns - lpn) return FTL_E_RANGE;
+    ++f->st.syncs;
+    for (uint32_t i = lpn; i < lpn + count; ++i) {
+        uint32_t m = map_get(f, i), k = m == NONE ? NONE : buffered_in(f, m & ~TRIMMED);
+        int rc = k == NONE ? FTL_OK : commit(f, k);
+        if (rc != FTL_OK) return rc;
+    }
+    return FTL_OK;
+}
+
 void ftl_stats(const struct ftl* f, struct ftl_stats* out) {
     *out = f->st;
     out->free_blocks = f->free_blocks;

@@ -95,6 +95,7 @@ struct ftl_stats {
     uint64_t padded_units;   /* slots programmed empty (a flush or a GC round of part a page) */
     uint64_t buffer_hits;    /* writes and TRIMs that replaced a unit still in the buffer */
     uint64_t flushes;        /* ftl_flush calls */
+    uint64_t syncs;          /* ftl_sync calls */
     uint32_t buffered_units; /* units in the write buffer now, not programmed yet */
     uint64_t gc_copies;      /* valid units moved (GC, static wear levelling, bad blocks) */
     uint64_t gc_victims;     /* blocks reclaimed by GC */
@@ -169,6 +170,10 @@ int ftl_trim(struct ftl* f, uint32_t lpn, uint32_t count);
 /* Programs every page of the write buffer holding units (the empty slots padded): every write
  * and TRIM acknowledged before it survives power loss. */
 int ftl_flush(struct ftl* f);
+/* Programs only the pages of the write buffer that hold one of the `count` units from `lpn` on
+ * (the empty slots padded): what was acknowledged of those units survives power loss, the rest
+ * of the buffer stays (a write with NVMe's FUA bit). FTL_E_RANGE past the capacity. */
+int ftl_sync(struct ftl* f, uint32_t lpn, uint32_t count);
 void ftl_stats(const struct ftl* f, struct ftl_stats* out);
 /* Debug aid: cross-checks the tables (O(pages)); 0 when consistent, else the broken rule's number.
  */

@@ -181,7 +181,7 @@ uint32_t spu_os_kernel_rpc(unsigned handler) {
         case SPU_OS_RPC_STORE_ATTACH:
             return nvm_attach();
         case SPU_OS_RPC_STORE_FLUSH:
-            return nvm_flush();
+            return nvm_flush(0, 0);
         case SPU_OS_RPC_APP_REGION:
             return app_region();
         default:

@@ -387,9 +387,15 @@ uint32_t nvm_trim(uint32_t addr, uint32_t n) {
 
 int nvm_waited(void) { return st.waited; }
 
-uint32_t nvm_flush(void) {
+uint32_t nvm_flush(uint32_t addr, uint32_t n) {
     st.waited = 0;
-    return st.attached ? result_of(ftl_flush(&ftl)) : SPU_OS_OK;
+    if (n && !in_store(addr, n)) return SPU_OS_E_RANGE;
+    if (!st.attached) return SPU_OS_OK;
+    if (!n) return result_of(ftl_flush(&ftl));
+    /* Every unit the range touches, the partial ones at either end too. */
+    const uint64_t rel = addr - st.nvm_base, u = st.unit_bytes;
+    const uint32_t first = (uint32_t)(rel / u), end = (uint32_t)((rel + n + u - 1) / u);
+    return result_of(ftl_sync(&ftl, first, end - first));
 }
 
 /* ---- in-flash computing on the ESP region ---- */
@@ -520,6 +526,9 @@ int nvm_stat(uint32_t which, uint32_t* value) {
             break;
         case SPU_OS_STAT_STORE_TRIM_RECORDS:
             *value = (uint32_t)s.trim_records;
+            break;
+        case SPU_OS_STAT_STORE_SYNCS:
+            *value = (uint32_t)s.syncs;
             break;
         case SPU_OS_STAT_STORE_HOST_WRITES:
             *value = (uint32_t)s.host_writes;

@@ -24,9 +24,10 @@ uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n);
  * allocated an ESP block (or the kernel, process 0) may use it, and XOR only latches that
  * process filled last (else reported, SPU_OS_E_PERMISSION). SPU_OS_OK or an SPU_OS_E_* code. */
 uint32_t nvm_fc(uint32_t op, struct spu_fc_cmd* a, uint32_t n, uint32_t process);
-/* The FTL's write buffer to the flash (SPU_SYS_NVM_FLUSH, SPU_OS_RPC_STORE_FLUSH); SPU_OS_OK at
- * once while the store is SSD memory. */
-uint32_t nvm_flush(void);
+/* The FTL's write buffer to the flash (SPU_SYS_NVM_FLUSH, SPU_OS_RPC_STORE_FLUSH): n == 0 all of
+ * it; else only the pages holding units of [addr, addr + n) (a FUA write's), SPU_OS_E_RANGE
+ * outside the store. SPU_OS_OK at once while the store is SSD memory. */
+uint32_t nvm_flush(uint32_t addr, uint32_t n);
 /* Unmaps the store's whole units inside [addr, addr + n) (the permission check is done; the
  * SSD-memory store has no map and keeps its bytes); outside the store SPU_OS_E_RANGE. */
 uint32_t nvm_trim(uint32_t addr, uint32_t n);

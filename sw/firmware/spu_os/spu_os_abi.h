@@ -93,8 +93,9 @@
 #define SPU_SYS_CALL 12 /* (app_id, function, arg): inter-app call; returns its a0 */
 #define SPU_SYS_FC 13   /* (SPU_FC_* op, struct spu_fc_cmd*, bytes): in-flash computing */
 #define SPU_SYS_NVM_COPY 14 /* (dst, src, n): NVM -> NVM (read rights on src, write on dst) */
-#define SPU_SYS_NVM_FLUSH 15 /* (): the store's write buffer to the flash: what the store has \
-                                acknowledged survives power loss (docs/spu_os.md "The store") */
+#define SPU_SYS_NVM_FLUSH 15 /* (nvm_addr, n): the store's write buffer to the flash: what the \
+                                store has acknowledged (of the range; n = 0: of everything) \
+                                survives power loss (docs/spu_os.md "The store") */
 #define SPU_SYS_NVM_TRIM 16 /* (nvm_addr, n): the store forgets the whole units in the range \
                                (write rights; docs/spu_os.md "The store") */
 #define SPU_SYS_COUNT 17
@@ -151,6 +152,7 @@
                                                write when write-through) */
 #define SPU_OS_STAT_STORE_BUFFERED_UNITS 48 /* units in the write buffer now, not programmed */
 #define SPU_OS_STAT_STORE_TRIM_RECORDS 49   /* TRIM records written (a unit each) */
+#define SPU_OS_STAT_STORE_SYNCS 50          /* flushes of a range (FUA writes; SPU_SYS_NVM_FLUSH) */
 
 /* --- RPCs SPU-OS sends to the host kernel (bridge node, dst_hre 0), app 0 ---------------- */
 #define SPU_OS_RPC_NOTIFY_FAULT 0x10     /* struct spu_os_fault_notice */

@@ -426,9 +426,8 @@ static struct spu_os_frame* syscall(struct spu_os_frame* f) {
             r = nvm_allowed(a0, a1, SPU_OS_PERM_WRITE) ? nvm_done(nvm_trim(a0, a1), a0, a1)
                                                        : SPU_OS_E_PERMISSION;
             break;
-        case SPU_SYS_NVM_FLUSH:
-            r = nvm_flush();
-            if (nvm_waited()) arm_watchdog();
+        case SPU_SYS_NVM_FLUSH: /* no rights needed: it changes no data */
+            r = nvm_done(nvm_flush(a0, a1), a0, a1);
             break;
         case SPU_SYS_PUTS:
             if ((r = user_buffer(a0, a1) ? SPU_OS_OK : SPU_OS_E_BAD_POINTER) == SPU_OS_OK)
