@@ -527,14 +527,53 @@ static int put_unit(struct ftl* f, uint32_t frontier, uint32_t tag, int src, uin
     return fsl_get(f, k) == upp(f) ? commit(f, k) : FTL_OK;
 }
 
-/* Moves every valid unit of block b to frontier k's buffer. Returns the number of units left
- * behind because they read uncorrectable (they stay mapped: reads keep reporting the error), or
- * an error code. */
+/* A slot's tag is a unit of data (not a TRIM or bad-block record, not empty). */
+static inline int is_data(const struct ftl* f, uint32_t tag) { return tag < f->lay.lpns; }
+
+/* GC: moves the `n` valid data units in consecutive slots of one page from physical unit src on
+ * to frontier k's buffer with one flash read, as many as its page has room for in a row, as a
+ * controller reads a victim page once for all it keeps. Returns how many moved, or an error code
+ * (nothing moved; the caller then moves them one at a time, which isolates an unreadable one). */
+static int copy_run(struct ftl* f, uint32_t k, uint32_t src, uint32_t n) {
+    int rc;
+    uint32_t j = k, pu = reserve(f, &j, &rc), m = 1;
+    if (pu == NONE) return rc;
+    for (; m < n && fsl_get(f, j) < upp(f); ++m) fsl_set(f, j, fsl_get(f, j) + 1);
+    const uint32_t ub = unit_bytes(f);
+    rc = fl_read(f, src / upp(f), slot_buf(f, j, pu % upp(f)), src % upp(f) * ub, m * ub, 0);
+    if (rc != FTL_OK) { /* the slots go back: nothing was taken after them */
+        fsl_set(f, j, fsl_get(f, j) - m);
+        return rc;
+    }
+    for (uint32_t i = 0; i < m; ++i) {
+        uint32_t lpn = rmap_get(f, src + i);
+        invalidate(f, src + i);
+        map_set(f, lpn, pu + i);
+        map_unit(f, pu + i, lpn);
+    }
+    f->st.gc_copies += m;
+    rc = fsl_get(f, j) == upp(f) ? commit(f, j) : FTL_OK;
+    return rc == FTL_OK ? (int)m : rc;
+}
+
+/* Moves every valid unit of block b to frontier k's buffer: the data units of a page that lie in
+ * consecutive slots with one read. Returns the number of units left behind because they read
+ * uncorrectable (they stay mapped: reads keep reporting the error), or an error code. */
 static int relocate(struct ftl* f, uint32_t b, uint32_t k) {
     int unreadable = 0;
     for (uint32_t pu = b * ppb(f) * upp(f), end = pu + ppb(f) * upp(f); pu < end; ++pu) {
         uint32_t tag = rmap_get(f, pu);
         if (tag == NONE) continue;
+        if (is_data(f, tag)) {
+            uint32_t n = 1;
+            while ((pu + n) % upp(f) && is_data(f, rmap_get(f, pu + n))) ++n;
+            int moved = copy_run(f, k, pu, n);
+            if (moved > 0) {
+                pu += (uint32_t)moved - 1;
+                continue;
+            }
+            if (moved != FTL_E_UNCORRECTABLE) return moved;
+        }
         int rc = put_unit(f, k, tag, (tag & TRIMMED) ? SRC_TRIM : SRC_COPY, 0, 0, 0);
         if (rc == FTL_E_UNCORRECTABLE) {
             ++unreadable;
