@@ -264,7 +264,11 @@ void StoreConfig::describe(core::Params& p) {
                       "writes acknowledged from the FTL's write buffer, durable at a flush (a "
                       "volatile write cache; false: write-through)")
         .choice("gc_policy", gc_policy, {"greedy", "cost-benefit"},
-                "GC victim choice: fewest valid units, or most free space weighed by age");
+                "GC victim choice: fewest valid units, or most free space weighed by age")(
+            "gc_pacing", gc_pacing,
+            "with the write cache, GC moves a few units per host write once free blocks run low "
+            "(keeping a block per host frontier spare) instead of whole victims when a block is "
+            "needed");
 }
 
 spu_os_store_attach StoreConfig::attach(uint64_t bank_bytes, bool resume) const {
@@ -279,7 +283,8 @@ spu_os_store_attach StoreConfig::attach(uint64_t bank_bytes, bool resume) const 
     a.cell_mode = cell_mode == "slc" ? 0 : cell_mode == "mlc" ? 1 : 2;
     a.unit_bytes = unit_bytes;
     a.write_cache = write_cache;
-    a.gc_policy = gc_policy == "cost-benefit" ? FTL_GC_COST_BENEFIT : FTL_GC_GREEDY;
+    a.gc_policy = (gc_policy == "cost-benefit" ? FTL_GC_COST_BENEFIT : FTL_GC_GREEDY) |
+                  (gc_pacing ? FTL_GC_PACED : 0);
     return a;
 }
 

@@ -44,7 +44,12 @@ struct StoreConfig {
     // [assumed]; false: every write is programmed before it is acknowledged.
     bool write_cache = true;
     std::string gc_policy = "greedy";  // greedy or cost-benefit (Kawaguchi et al. 1995)
-    void describe(core::Params& p);    // relative to the caller's scope
+    // With the write cache: GC keeps pace with the host's writes (a few units moved per write
+    // once fewer than gc_free_blocks + a block per host frontier are free), as controllers'
+    // incremental GC does, instead of whole victims when a frontier needs a block [assumed: off,
+    // the FTL's 12 data blocks per plane make the spare blocks it keeps costly; docs/ftl.md].
+    bool gc_pacing = false;
+    void describe(core::Params& p);  // relative to the caller's scope
     // The SPU_OS_RPC_STORE_ATTACH payload (struct spu_os_store_attach) for banks of bank_bytes;
     // `resume`: the FTL's tables and saved state are in SSD memory already (preconditioning).
     spu_os_store_attach attach(uint64_t bank_bytes, bool resume = false) const;

@@ -680,7 +680,7 @@ TEST(FtlUnits, CapacityCountsUnits) {
 // power cut loses nothing.
 TEST(FtlUnits, RandomWorkloadMatchesModel) {
     for (uint32_t cache : {0u, 1u}) {
-        Rig r(kUnits, 100, 0, 3, false, cache);
+        Rig r(kUnits, 100, 0, 3, false, cache, FTL_GC_GREEDY | (cache ? FTL_GC_PACED : 0));
         ASSERT_EQ(r.format(), FTL_OK);
         Model m{r.unit_bytes(), {}};
         std::mt19937_64 rng(seed(61 + cache));
@@ -718,7 +718,7 @@ TEST(FtlUnits, RandomWorkloadMatchesModel) {
 // ages and frontiers came along), where a mount would start its P/E counts again. The record is
 // used once, and only by its own configuration.
 TEST(FtlUnits, ResumeCarriesOnExactlyAsTheFtlThatSaved) {
-    Rig a(kUnits, 100, 3, 3, false, 1);
+    Rig a(kUnits, 100, 3, 3, false, 1, FTL_GC_GREEDY | FTL_GC_PACED);
     ASSERT_EQ(a.format(), FTL_OK);
     Model m{a.unit_bytes(), {}};
     std::mt19937_64 rng(seed(81));
@@ -728,7 +728,7 @@ TEST(FtlUnits, ResumeCarriesOnExactlyAsTheFtlThatSaved) {
     const auto before = a.stats();
     ASSERT_GT(before.pe_sum, 0u);
 
-    Rig b(kUnits, 100, 3, 3, false, 1);
+    Rig b(kUnits, 100, 3, 3, false, 1, FTL_GC_GREEDY | FTL_GC_PACED);
     b.nand = a.nand;
     b.mem = a.mem;
     ASSERT_EQ(ftl_resume(&b.f, &b.cfg), FTL_OK);
@@ -839,7 +839,7 @@ TEST(FtlUnits, AReadOfUnitsSharingAPageIsOneFlashRead) {
 // failing blocks; the test also sees that unflushed writes do get lost (the cache is volatile)
 // and that what the mount found stays.
 void power_loss_with_write_cache(bool tear, bool failing_blocks) {
-    Rig r(kUnits, 100, 0, 3, false, 1);
+    Rig r(kUnits, 100, 0, 3, false, 1, FTL_GC_GREEDY | (tear ? FTL_GC_PACED : 0));
     r.nand.tear_on_cut = tear;
     if (failing_blocks) fail_two_blocks(r);
     ASSERT_EQ(r.format(), FTL_OK);
@@ -974,6 +974,45 @@ TEST(FtlUnits, GcReadsTheUnitsOfAPageTogether) {
     std::printf("GC moved %llu units with %llu flash reads\n", (unsigned long long)moved,
                 (unsigned long long)gc_reads);
     verify_all(r, m);
+}
+
+// FTL_GC_PACED: GC keeps pace with the host (a controller's incremental GC): once the free
+// blocks run low each write first moves a few units of the victim under way, v / (all - v) of
+// them for a victim keeping v of its `all` units, so that it is empty when the host has written
+// the room it gives. In steady state no write then moves a block's worth of units (at most the
+// rate and the rest of a page's run), where without it (GC only when a block is needed) one write
+// moves whole victims, several of them. The same writes; the paced FTL keeps more blocks spare.
+TEST(FtlUnits, GcKeepsPaceWithTheHostsWrites) {
+    auto most_moved_by_one_write = [](uint32_t gc_policy, double* wa) {
+        Rig r(kUnits, 100, 0, 3, false, 1, gc_policy);
+        EXPECT_EQ(r.format(), FTL_OK);
+        std::mt19937_64 rng(seed(97));
+        Model m{r.unit_bytes(), {}};
+        uint64_t most = 0;
+        for (uint32_t i = 0; i < 6 * r.capacity(); ++i) {
+            const uint32_t lpn = uint32_t(rng() % r.capacity());
+            auto d = random_bytes(rng, r.unit_bytes());
+            const uint64_t before = r.stats().gc_copies;
+            EXPECT_EQ(r.write(lpn, d), FTL_OK);
+            m.write(lpn, d, 0);
+            if (i >= 2 * r.capacity()) most = std::max(most, r.stats().gc_copies - before);
+        }
+        verify_all(r, m);
+        const auto s = r.stats();
+        *wa = double(s.wa_num) / double(s.wa_den);
+        return most;
+    };
+    double paced_wa = 0, burst_wa = 0;
+    const uint64_t paced = most_moved_by_one_write(FTL_GC_GREEDY | FTL_GC_PACED, &paced_wa);
+    const uint64_t burst = most_moved_by_one_write(FTL_GC_GREEDY, &burst_wa);
+    const uint64_t all = kUnits.pages_per_block * (kUnits.page_bytes / kUnits.unit_bytes);
+    std::printf(
+        "most units moved by one write: paced %llu, unpaced %llu (a block holds "
+        "%llu); WA %.2f and %.2f\n",
+        (unsigned long long)paced, (unsigned long long)burst, (unsigned long long)all, paced_wa,
+        burst_wa);
+    EXPECT_LT(paced, all);
+    EXPECT_GE(burst, all);
 }
 
 TEST(FtlUnits, UncorrectablePageSurvivesGcAsAnError) { uncorrectable_page_survives_gc(kUnits, 1); }

@@ -124,6 +124,10 @@ enum {
     SAVED_PENDING,
     SAVED_BAD_BLOCKS,
     SAVED_BAD_RECORDS,
+    SAVED_GC_VICTIM,
+    SAVED_GC_NEXT,
+    SAVED_GC_RATE,
+    SAVED_GC_UNREADABLE,
     SAVED_WORDS
 };
 #define SAVED_IS 0x534C5446u /* "FTLS" */
@@ -132,7 +136,8 @@ static int layout_of(const struct ftl_config* c, struct ftl_layout* l) {
     const struct ftl_geometry* g = &c->geo;
     if (!g->dies || !g->planes_per_die || !g->blocks_per_plane || !g->pages_per_block ||
         !g->page_bytes || g->pages_per_block > 0xFFFFu || c->op_permille >= 1000 ||
-        c->gc_free_blocks < 2 || c->gc_policy > FTL_GC_COST_BENEFIT || c->write_cache > 1)
+        c->gc_free_blocks < 2 || c->gc_policy > (FTL_GC_COST_BENEFIT | FTL_GC_PACED) ||
+        c->write_cache > 1)
         return 0;
     l->upp = units_per_page(g);
     if (!l->upp || g->pages_per_block * l->upp > 0xFFFFu) return 0; /* valid[] is 16-bit */
@@ -556,41 +561,57 @@ static int copy_run(struct ftl* f, uint32_t k, uint32_t src, uint32_t n) {
     return rc == FTL_OK ? (int)m : rc;
 }
 
-/* Moves every valid unit of block b to frontier k's buffer: the data units of a page that lie in
- * consecutive slots with one read. Returns the number of units left behind because they read
- * uncorrectable (they stay mapped: reads keep reporting the error), or an error code. */
-static int relocate(struct ftl* f, uint32_t b, uint32_t k) {
-    int unreadable = 0;
-    for (uint32_t pu = b * ppb(f) * upp(f), end = pu + ppb(f) * upp(f); pu < end; ++pu) {
-        uint32_t tag = rmap_get(f, pu);
-        if (tag == NONE) continue;
-        if (is_data(f, tag)) {
-            uint32_t n = 1;
-            while ((pu + n) % upp(f) && is_data(f, rmap_get(f, pu + n))) ++n;
-            int moved = copy_run(f, k, pu, n);
-            if (moved > 0) {
-                pu += (uint32_t)moved - 1;
-                continue;
-            }
-            if (moved != FTL_E_UNCORRECTABLE) return moved;
+/* Moves what physical unit *pu holds to frontier k's buffer, if it is valid, and with it the data
+ * units in the next slots of its page (one read); *pu goes past them. Returns the units moved,
+ * with *unreadable counting those left behind because they read uncorrectable (they stay
+ * mapped: reads keep reporting the error), or an error code. */
+static int move_next(struct ftl* f, uint32_t* pu, uint32_t k, uint32_t* unreadable) {
+    uint32_t at = (*pu)++, tag = rmap_get(f, at);
+    if (tag == NONE) return 0;
+    if (is_data(f, tag)) {
+        uint32_t n = 1;
+        while ((at + n) % upp(f) && is_data(f, rmap_get(f, at + n))) ++n;
+        int moved = copy_run(f, k, at, n);
+        if (moved > 0) {
+            *pu = at + (uint32_t)moved;
+            return moved;
         }
-        int rc = put_unit(f, k, tag, (tag & TRIMMED) ? SRC_TRIM : SRC_COPY, 0, 0, 0);
-        if (rc == FTL_E_UNCORRECTABLE) {
-            ++unreadable;
-            continue;
-        }
-        if (rc != FTL_OK) return rc;
-        if ((tag & ~TRIMMED) >= f->lay.lpns) invalidate(f, pu); /* a bad-block record */
-        ++f->st.gc_copies;
+        if (moved != FTL_E_UNCORRECTABLE) return moved;
     }
-    return unreadable;
+    int rc = put_unit(f, k, tag, (tag & TRIMMED) ? SRC_TRIM : SRC_COPY, 0, 0, 0);
+    if (rc == FTL_E_UNCORRECTABLE) {
+        ++*unreadable;
+        return 0;
+    }
+    if (rc != FTL_OK) return rc;
+    if ((tag & ~TRIMMED) >= f->lay.lpns) invalidate(f, at); /* a bad-block record */
+    ++f->st.gc_copies;
+    return 1;
+}
+
+/* Moves every valid unit of block b to frontier k's buffer: the data units of a page that lie in
+ * consecutive slots with one read. Returns the number of units left behind unreadable, or an
+ * error code. */
+static int relocate(struct ftl* f, uint32_t b, uint32_t k) {
+    uint32_t unreadable = 0;
+    for (uint32_t pu = b * ppb(f) * upp(f), end = pu + ppb(f) * upp(f); pu < end;) {
+        int rc = move_next(f, &pu, k, &unreadable);
+        if (rc < 0) return rc;
+    }
+    return (int)unreadable;
 }
 
 /* Empties block b (full) through frontier k and erases it; a block with unreadable units is
  * retired instead. */
+static int finish(struct ftl* f, uint32_t b, uint32_t k, int unreadable);
 static int reclaim(struct ftl* f, uint32_t b, uint32_t k) {
     int unreadable = relocate(f, b, k);
-    if (unreadable < 0) return unreadable;
+    return unreadable < 0 ? unreadable : finish(f, b, k, unreadable);
+}
+
+/* Block b emptied through frontier k: the copies are programmed, then b is erased (retired when
+ * units of it were unreadable or the erase failed). */
+static int finish(struct ftl* f, uint32_t b, uint32_t k, int unreadable) {
     int rc = settle(f, k);
     if (rc != FTL_OK) return rc;
     if (unreadable == 0) {
@@ -609,10 +630,10 @@ static uint32_t pick_victim(const struct ftl* f) {
     uint32_t victim = NONE, least = all;
     uint64_t best_num = 0, best_den = 1;
     for (uint32_t b = 0; b < f->lay.blocks; ++b) {
-        if (state_get(f, b) != BLK_FULL) continue;
+        if (state_get(f, b) != BLK_FULL || b == f->gc_victim) continue;
         uint32_t v = valid_get(f, b);
         if (v >= all) continue;
-        if (f->cfg.gc_policy == FTL_GC_GREEDY) {
+        if (!(f->cfg.gc_policy & FTL_GC_COST_BENEFIT)) {
             if (v < least) victim = b, least = v;
             continue;
         }
@@ -627,14 +648,51 @@ static uint32_t pick_victim(const struct ftl* f) {
     return victim;
 }
 
-/* GC until enough blocks are free; then the data of a retired block, if any waits; then at most
- * one static wear-levelling migration. */
+/* One step of GC: moves at least gc_rate units (`paced`) or all that are left of the victim under
+ * way (picking one when none is) through the GC frontier, and finishes the victim once it is
+ * empty. */
+static int gc_step(struct ftl* f, int paced) {
+    if (f->gc_victim == NONE) {
+        uint32_t b = pick_victim(f), all = ppb(f) * upp(f);
+        if (b == NONE) return FTL_E_NOSPACE; /* no progress possible */
+        ++f->st.gc_victims;
+        f->gc_victim = b;
+        f->gc_next = b * all;
+        f->gc_unreadable = 0;
+        /* Units to move per host write so that the victim is empty by the time the host has
+         * written the room it gives: v / (all - v), rounded up. */
+        f->gc_rate = (all - 1) / (all - valid_get(f, b));
+    }
+    const uint32_t b = f->gc_victim, end = (b + 1) * ppb(f) * upp(f);
+    const uint32_t budget = paced ? f->gc_rate : NONE;
+    for (uint32_t moved = 0; f->gc_next < end && moved < budget;) {
+        int rc = move_next(f, &f->gc_next, gc_frontier(f), &f->gc_unreadable);
+        if (rc < 0) return rc;
+        moved += (uint32_t)rc;
+    }
+    if (f->gc_next < end) return FTL_OK;
+    f->gc_victim = NONE;
+    return finish(f, b, gc_frontier(f), (int)f->gc_unreadable);
+}
+
+/* FTL_GC_PACED, with a write cache: GC keeps pace with the host's writes once fewer than
+ * gc_free_blocks + a block per host frontier are free (the host frontiers, striped page by page,
+ * fill their blocks together and open new ones in a burst): each write first moves gc_rate units,
+ * so that GC does not stop the channel for a whole run of victims when the frontiers open blocks
+ * (write-through would pad a GC page per write: there GC runs when needed only). */
+static int pace_gc(struct ftl* f) {
+    if (!(f->cfg.gc_policy & FTL_GC_PACED) || !f->cfg.write_cache ||
+        f->free_blocks >= f->cfg.gc_free_blocks + f->lay.units)
+        return FTL_OK;
+    int rc = gc_step(f, 1);
+    return rc == FTL_E_NOSPACE ? FTL_OK : rc; /* the writes go on while the reserve lasts */
+}
+
+/* GC until enough blocks are free (the victim under way first); then the data of a retired
+ * block, if any waits; then at most one static wear-levelling migration. */
 static int ensure_free(struct ftl* f) {
     while (f->free_blocks < f->cfg.gc_free_blocks) {
-        uint32_t victim = pick_victim(f);
-        if (victim == NONE) return FTL_E_NOSPACE; /* no progress possible */
-        ++f->st.gc_victims;
-        int rc = reclaim(f, victim, gc_frontier(f));
+        int rc = gc_step(f, 0);
         if (rc != FTL_OK) return rc;
     }
     if (f->pending) { /* one retired block per call; those with unreadable units are passed */
@@ -658,7 +716,8 @@ static int ensure_free(struct ftl* f) {
             if (pe < least) cold = b, least = pe;
             if (pe > most) most = pe;
         }
-        if (cold == NONE || most - least <= f->cfg.wl_threshold) return FTL_OK;
+        if (cold == NONE || cold == f->gc_victim || most - least <= f->cfg.wl_threshold)
+            return FTL_OK;
         if (cold == frb_get(f, wl_frontier(f))) {
             /* The WL frontier's own block is the coldest (it opened when nothing free was worn):
              * only migrations fill it, so close it and migrate it like any other (its buffer is
@@ -688,6 +747,7 @@ static int attach(struct ftl* f, const struct ftl_config* cfg) {
                        cfg->ops->table_write || cfg->ops->table_fill)))
         return FTL_E_ARG;
     memset(f, 0, sizeof *f);
+    f->gc_victim = NONE;
     f->cfg = *cfg;
     f->mem = external ? 0 : (uint8_t*)cfg->mem;
     f->lay = l;
@@ -822,8 +882,9 @@ int ftl_save(struct ftl* f) {
     int rc = flush_all(f);
     if (rc != FTL_OK) return rc;
     const uint32_t w[SAVED_WORDS] = {
-        SAVED_IS, f->lay.lpns, f->lay.slots, f->lay.blocks,    f->seq,           f->free_blocks,
-        f->rr,    f->pe_max,   f->pending,   f->st.bad_blocks, f->st.bad_records};
+        SAVED_IS,          f->lay.lpns,  f->lay.slots, f->lay.blocks, f->seq,
+        f->free_blocks,    f->rr,        f->pe_max,    f->pending,    f->st.bad_blocks,
+        f->st.bad_records, f->gc_victim, f->gc_next,   f->gc_rate,    f->gc_unreadable};
     tbl_write(f, f->lay.off_saved, w, sizeof w);
     return FTL_OK;
 }
@@ -836,7 +897,9 @@ int ftl_resume(struct ftl* f, const struct ftl_config* cfg) {
     if (w[SAVED_MAGIC] != SAVED_IS || w[SAVED_LPNS] != f->lay.lpns ||
         w[SAVED_SLOTS] != f->lay.slots || w[SAVED_BLOCKS] != f->lay.blocks ||
         w[SAVED_RR] >= f->lay.units || w[SAVED_FREE] > f->lay.blocks ||
-        w[SAVED_PENDING] > f->lay.blocks || w[SAVED_BAD_BLOCKS] > f->lay.blocks)
+        w[SAVED_PENDING] > f->lay.blocks || w[SAVED_BAD_BLOCKS] > f->lay.blocks ||
+        (w[SAVED_GC_VICTIM] != NONE && (w[SAVED_GC_VICTIM] >= f->lay.blocks ||
+                                        block_of(f, w[SAVED_GC_NEXT]) != w[SAVED_GC_VICTIM])))
         return FTL_E_ARG;
     f->seq = w[SAVED_SEQ];
     f->free_blocks = w[SAVED_FREE];
@@ -845,6 +908,7 @@ int ftl_resume(struct ftl* f, const struct ftl_config* cfg) {
     f->pending = w[SAVED_PENDING];
     f->st.bad_blocks = w[SAVED_BAD_BLOCKS];
     f->st.bad_records = w[SAVED_BAD_RECORDS];
+    memcpy(&f->gc_victim, &w[SAVED_GC_VICTIM], 4 * sizeof(uint32_t)); /* the four gc_ fields */
     const uint32_t used = 0;
     tbl_write(f, f->lay.off_saved + SAVED_MAGIC * 4, &used, 4);
     return FTL_OK;
@@ -899,7 +963,9 @@ static int after_host(struct ftl* f) { return f->cfg.write_cache ? FTL_OK : flus
 int ftl_write(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len) {
     if (!in_unit(f, lpn, offset, len) || len == 0) return FTL_E_RANGE;
     int whole = offset == 0 && len == unit_bytes(f);
-    int rc = put_unit(f, f->rr, lpn, whole ? SRC_BUF : SRC_RMW, buf, offset, len);
+    int rc = pace_gc(f);
+    if (rc != FTL_OK) return rc;
+    rc = put_unit(f, f->rr, lpn, whole ? SRC_BUF : SRC_RMW, buf, offset, len);
     if (rc == FTL_OK) ++f->st.host_writes;
     return rc == FTL_OK ? after_host(f) : rc;
 }
@@ -1001,7 +1067,8 @@ int ftl_check(const struct ftl* f) {
             continue;
         }
         if (b >= f->lay.blocks || state_get(f, b) != BLK_OPEN || frp_get(f, k) >= ppb(f) ||
-            n >= upp(f) || (k >= f->lay.units && n))
+            n >= upp(f) || (k == wl_frontier(f) && n) ||
+            (k == gc_frontier(f) && n && f->gc_victim == NONE)) /* paced GC's copies wait */
             return 8;
         uint32_t p = b * ppb(f) + frp_get(f, k);
         for (uint32_t s = 0; s < upp(f); ++s)

@@ -68,6 +68,10 @@ struct ftl_ops {
 
 #define FTL_GC_GREEDY 0       /* the victim with the fewest valid units */
 #define FTL_GC_COST_BENEFIT 1 /* the most (1 - u) age / (1 + u) (Kawaguchi et al., USENIX 1995) */
+/* Or'ed into gc_policy, with the write cache: GC keeps pace with the host's writes (each moves a
+ * few units of the victim under way once the free blocks run low) instead of running whole
+ * victims when a frontier needs a block (docs/ftl.md "GC"). */
+#define FTL_GC_PACED 2
 
 struct ftl_config {
     struct ftl_geometry geo;
@@ -75,7 +79,7 @@ struct ftl_config {
     uint32_t gc_free_blocks; /* GC runs while fewer blocks are free (at least 2) */
     uint32_t wl_threshold;   /* static wear levelling when max - min P/E exceeds it; 0: off */
     uint32_t esp_blocks;     /* per plane, the last blocks: Flash-Cosmos operands, not data */
-    uint32_t gc_policy;      /* FTL_GC_* */
+    uint32_t gc_policy;      /* FTL_GC_GREEDY or FTL_GC_COST_BENEFIT, | FTL_GC_PACED */
     /* 1: a write or TRIM is acknowledged once in the write buffer (a volatile write cache: lost
      * at power loss unless flushed, ftl_flush); 0: write-through, programmed before it returns
      * (a page holding fewer units than it can is padded). */
@@ -127,6 +131,9 @@ struct ftl {
     uint8_t* mem;
     struct ftl_layout lay;
     uint32_t seq, free_blocks, rr, pe_max, pending, borrowed;
+    /* The GC victim under way (NONE: none), the next of its units to look at, the units to move
+     * per host write, and those of it left behind unreadable. */
+    uint32_t gc_victim, gc_next, gc_rate, gc_unreadable;
     struct ftl_stats st;
 };
 

@@ -10,6 +10,7 @@
  * back by DMA. Flash commands go one at a time; SPU-OS sleeps on flash_done meanwhile. */
 #include "nvm.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "flash.h"
@@ -498,70 +499,48 @@ static uint32_t fc_run(uint32_t op, struct spu_fc_cmd* a, uint32_t n, uint32_t p
     return r;
 }
 
+/* The SPU_OS_STAT_STORE_* counters struct ftl_stats holds: 1 + the offset of the field, whose
+ * low word is the statistic (RV32 is little-endian), by id from SPU_OS_STAT_STORE_UNITS; 0 for
+ * the others. A table rather than a switch: SPU-OS's IMEM is tight. */
+#define FTL_STAT(id, field) [(id)-SPU_OS_STAT_STORE_UNITS] = offsetof(struct ftl_stats, field) + 1
+static const uint8_t ftl_stat_at[] = {
+    FTL_STAT(SPU_OS_STAT_STORE_HOST_WRITES, host_writes),
+    FTL_STAT(SPU_OS_STAT_STORE_HOST_READS, host_reads),
+    FTL_STAT(SPU_OS_STAT_STORE_PROGRAMS, flash_programs),
+    FTL_STAT(SPU_OS_STAT_STORE_GC_COPIES, gc_copies),
+    FTL_STAT(SPU_OS_STAT_STORE_GC_VICTIMS, gc_victims),
+    FTL_STAT(SPU_OS_STAT_STORE_ERASES, erases),
+    FTL_STAT(SPU_OS_STAT_STORE_FREE_BLOCKS, free_blocks),
+    FTL_STAT(SPU_OS_STAT_STORE_BAD_BLOCKS, bad_blocks),
+    FTL_STAT(SPU_OS_STAT_STORE_BUFFER_HITS, buffer_hits),
+    FTL_STAT(SPU_OS_STAT_STORE_PADDED_UNITS, padded_units),
+    FTL_STAT(SPU_OS_STAT_STORE_FLUSHES, flushes),
+    FTL_STAT(SPU_OS_STAT_STORE_BUFFERED_UNITS, buffered_units),
+    FTL_STAT(SPU_OS_STAT_STORE_TRIM_RECORDS, trim_records),
+    FTL_STAT(SPU_OS_STAT_STORE_SYNCS, syncs),
+};
+_Static_assert(sizeof(struct ftl_stats) < 255, "ftl_stat_at offsets fit a byte");
+
 int nvm_stat(uint32_t which, uint32_t* value) {
     struct ftl_stats s;
     memset(&s, 0, sizeof s);
     if (st.attached) ftl_stats(&ftl, &s);
-    switch (which) {
-        case SPU_OS_STAT_STORE_UNITS:
-            *value = st.units;
-            break;
-        case SPU_OS_STAT_STORE_UNIT_BYTES:
-            *value = st.unit_bytes;
-            break;
-        case SPU_OS_STAT_STORE_UNITS_PER_PAGE:
-            *value = st.unit_bytes ? st.page_bytes / st.unit_bytes : 0;
-            break;
-        case SPU_OS_STAT_STORE_BUFFER_HITS:
-            *value = (uint32_t)s.buffer_hits;
-            break;
-        case SPU_OS_STAT_STORE_PADDED_UNITS:
-            *value = (uint32_t)s.padded_units;
-            break;
-        case SPU_OS_STAT_STORE_FLUSHES:
-            *value = (uint32_t)s.flushes;
-            break;
-        case SPU_OS_STAT_STORE_BUFFERED_UNITS:
-            *value = s.buffered_units;
-            break;
-        case SPU_OS_STAT_STORE_TRIM_RECORDS:
-            *value = (uint32_t)s.trim_records;
-            break;
-        case SPU_OS_STAT_STORE_SYNCS:
-            *value = (uint32_t)s.syncs;
-            break;
-        case SPU_OS_STAT_STORE_HOST_WRITES:
-            *value = (uint32_t)s.host_writes;
-            break;
-        case SPU_OS_STAT_STORE_HOST_READS:
-            *value = (uint32_t)s.host_reads;
-            break;
-        case SPU_OS_STAT_STORE_PROGRAMS:
-            *value = (uint32_t)s.flash_programs;
-            break;
-        case SPU_OS_STAT_STORE_GC_COPIES:
-            *value = (uint32_t)s.gc_copies;
-            break;
-        case SPU_OS_STAT_STORE_GC_VICTIMS:
-            *value = (uint32_t)s.gc_victims;
-            break;
-        case SPU_OS_STAT_STORE_ERASES:
-            *value = (uint32_t)s.erases;
-            break;
-        case SPU_OS_STAT_STORE_FREE_BLOCKS:
-            *value = s.free_blocks;
-            break;
-        case SPU_OS_STAT_STORE_BAD_BLOCKS:
-            *value = s.bad_blocks;
-            break;
-        case SPU_OS_STAT_STORE_TABLE_MISSES:
-            *value = st.misses;
-            break;
-        case SPU_OS_STAT_STORE_FLASH_WAIT_US:
-            *value = st.wait_us;
-            break;
-        default:
-            return 0;
+    const uint32_t i = which - SPU_OS_STAT_STORE_UNITS;
+    if (i < sizeof ftl_stat_at && ftl_stat_at[i]) {
+        memcpy(value, (const uint8_t*)&s + ftl_stat_at[i] - 1, 4);
+        return 1;
     }
+    if (which == SPU_OS_STAT_STORE_UNITS)
+        *value = st.units;
+    else if (which == SPU_OS_STAT_STORE_UNIT_BYTES)
+        *value = st.unit_bytes;
+    else if (which == SPU_OS_STAT_STORE_UNITS_PER_PAGE)
+        *value = st.unit_bytes ? st.page_bytes / st.unit_bytes : 0;
+    else if (which == SPU_OS_STAT_STORE_TABLE_MISSES)
+        *value = st.misses;
+    else if (which == SPU_OS_STAT_STORE_FLASH_WAIT_US)
+        *value = st.wait_us;
+    else
+        return 0;
     return 1;
 }

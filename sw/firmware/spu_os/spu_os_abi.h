@@ -191,7 +191,7 @@ struct spu_os_store_attach {
                              the controller's metadata (4 + 4 x units per page bytes) */
     uint32_t write_cache; /* 1: writes acknowledged in the write buffer, durable at a flush or
                              when their page fills; 0: write-through */
-    uint32_t gc_policy;   /* FTL_GC_GREEDY (0) or FTL_GC_COST_BENEFIT (1) */
+    uint32_t gc_policy;   /* FTL_GC_GREEDY (0) or FTL_GC_COST_BENEFIT (1), | FTL_GC_PACED (2) */
 };
 
 /* SPU_SYS_FC: in-flash computing on the store's ESP region (Flash-Cosmos Sections 4-6;
