@@ -161,9 +161,18 @@ TEST(SpuOsStore, ABadAttachIsRefusedAndChangesNothing) {
             sc = small_store();
             EXPECT_EQ(attach(sc.attach_payload(1 << 15)),
                       SPU_OS_E_BAD_ARG);  // no room for the buffers
+            spu_os_store_attach raw = small_store().attach(bank);
+            raw.gc_policy = FTL_GC_COST_BENEFIT | FTL_GC_PACED | 4;  // no such policy bit
+            std::vector<uint8_t> p(sizeof raw);
+            std::memcpy(p.data(), &raw, sizeof raw);
+            EXPECT_EQ(attach(p), SPU_OS_E_BAD_ARG);
             EXPECT_EQ(h.stat(0, SPU_OS_STAT_STORE_UNITS), 0u);
-            // A good one still works after all that.
-            EXPECT_EQ(attach(small_store().attach_payload(bank)), SPU_OS_OK);
+            // A good one still works after all that, paced GC as the host asks.
+            sc = small_store();
+            sc.write_cache = true;
+            sc.gc_pacing = true;
+            EXPECT_EQ(sc.attach(bank).gc_policy, uint32_t(FTL_GC_GREEDY | FTL_GC_PACED));
+            EXPECT_EQ(attach(sc.attach_payload(bank)), SPU_OS_OK);
         },
         &nc);
 }
