@@ -908,7 +908,10 @@ int ftl_resume(struct ftl* f, const struct ftl_config* cfg) {
     f->pending = w[SAVED_PENDING];
     f->st.bad_blocks = w[SAVED_BAD_BLOCKS];
     f->st.bad_records = w[SAVED_BAD_RECORDS];
-    memcpy(&f->gc_victim, &w[SAVED_GC_VICTIM], 4 * sizeof(uint32_t)); /* the four gc_ fields */
+    _Static_assert(offsetof(struct ftl, gc_unreadable) == offsetof(struct ftl, gc_victim) + 12 &&
+                       SAVED_GC_UNREADABLE == SAVED_GC_VICTIM + 3,
+                   "the four gc_ fields lie in a row, as in the record");
+    memcpy(&f->gc_victim, &w[SAVED_GC_VICTIM], 4 * sizeof(uint32_t));
     const uint32_t used = 0;
     tbl_write(f, f->lay.off_saved + SAVED_MAGIC * 4, &used, 4);
     return FTL_OK;
