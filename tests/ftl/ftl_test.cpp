@@ -185,6 +185,15 @@ int random_op(Rig& r, Model& m, std::mt19937_64& rng, uint32_t lpn_range, Change
     return rc;
 }
 
+// Writes every LPN once, in order (consecutive LPNs share pages), into the FTL and the model.
+void fill_in_order(Rig& r, Model& m, std::mt19937_64& rng) {
+    for (uint32_t lpn = 0; lpn < r.capacity(); ++lpn) {
+        auto d = random_bytes(rng, r.unit_bytes());
+        ASSERT_EQ(r.write(lpn, d), FTL_OK);
+        m.write(lpn, d, 0);
+    }
+}
+
 void verify_all(Rig& r, const Model& m) {
     ASSERT_EQ(ftl_check(&r.f), 0);
     std::vector<uint8_t> got;
@@ -365,11 +374,7 @@ TEST(Ftl, TrimSurvivesPowerLossAndGc) {
     ASSERT_EQ(r.format(), FTL_OK);
     std::mt19937_64 rng(seed(3));
     Model m{r.unit_bytes(), {}};
-    for (uint32_t lpn = 0; lpn < r.capacity(); ++lpn) {
-        auto d = random_bytes(rng, r.unit_bytes());
-        ASSERT_EQ(r.write(lpn, d), FTL_OK);
-        m.write(lpn, d, 0);
-    }
+    fill_in_order(r, m, rng);
     ASSERT_EQ(ftl_trim(&r.f, 10, 50), FTL_OK);
     m.trim(10, 50);
     EXPECT_EQ(ftl_trim(&r.f, r.capacity() - 1, 2), FTL_E_RANGE);
@@ -559,11 +564,7 @@ void uncorrectable_page_survives_gc(const ftl_geometry& g, uint32_t write_cache)
     ASSERT_EQ(r.format(), FTL_OK);
     std::mt19937_64 rng(seed(17));
     Model m{r.unit_bytes(), {}};
-    for (uint32_t lpn = 0; lpn < r.capacity(); ++lpn) {
-        auto d = random_bytes(rng, r.unit_bytes());
-        ASSERT_EQ(r.write(lpn, d), FTL_OK);
-        m.write(lpn, d, 0);
-    }
+    fill_in_order(r, m, rng);
     const uint32_t bad = g.unit_bytes ? g.page_bytes / g.unit_bytes : 1;  // LPNs on the page
     r.nand.uncorrectable.insert(r.nand.last_page_of_lpn.at(0));
     for (int i = 0; i < 20000; ++i) {
@@ -957,11 +958,7 @@ TEST(FtlUnits, GcReadsTheUnitsOfAPageTogether) {
     ASSERT_EQ(r.format(), FTL_OK);
     std::mt19937_64 rng(seed(89));
     Model m{r.unit_bytes(), {}};
-    for (uint32_t lpn = 0; lpn < r.capacity(); ++lpn) {
-        auto d = random_bytes(rng, r.unit_bytes());
-        ASSERT_EQ(r.write(lpn, d), FTL_OK);
-        m.write(lpn, d, 0);
-    }
+    fill_in_order(r, m, rng);
     const uint64_t reads = r.nand.reads, copies = r.stats().gc_copies;
     for (uint32_t lpn = 3; lpn < r.capacity(); lpn += 4) {  // whole units: no read of their own
         auto d = random_bytes(rng, r.unit_bytes());
