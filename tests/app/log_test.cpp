@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "../canopy_process.hpp"
+#include "sw/firmware/spu_os/spu_os_abi.h"
 
 using namespace canopy_test;
 
@@ -21,10 +22,13 @@ bool has(const std::string& text, const std::string& regex) {
     return std::regex_search(text, std::regex(regex));
 }
 
-// SPU-OS's boot line of SPU n (of the two kSmall has), as the log prints it.
+// SPU-OS's boot line of SPU n (of the two kSmall has), without the time, and as the log prints it.
+std::string boot_line(int n) {
+    return "spu-os " + std::to_string(SPU_OS_ABI_VERSION) + ": node " + std::to_string(n) +
+           " of 2, ";
+}
 std::string boot(int n) {
-    return R"(\d+\.\d{6} us device\.ssd\.spu)" + std::to_string(n) + ": spu-os 1: node " +
-           std::to_string(n) + " of 2, ";
+    return R"(\d+\.\d{6} us device\.ssd\.spu)" + std::to_string(n) + ": " + boot_line(n);
 }
 
 }  // namespace
@@ -35,7 +39,7 @@ TEST(PlatformLogs, ConsolesAndModulesLogByLevelAndNoLevelChangesTheRun) {
     ASSERT_EQ(plain.status, 0) << plain.err;
     EXPECT_TRUE(has(plain.out, boot(0))) << plain.out.substr(0, 600);
     EXPECT_TRUE(has(plain.out, boot(1))) << plain.out.substr(0, 600);
-    EXPECT_EQ(slurp(d + "/plain/console/spu1.log").rfind("spu-os 1: node 1 of 2, ", 0), 0u);
+    EXPECT_EQ(slurp(d + "/plain/console/spu1.log").rfind(boot_line(1), 0), 0u);
 
     const canopy_test::Run quiet = run_small(d, "/quiet", "--quiet");
     ASSERT_EQ(quiet.status, 0) << quiet.err;

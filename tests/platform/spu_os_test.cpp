@@ -45,7 +45,8 @@ TEST(SpuOs, BootsOnEverySpuAndDispatchesKernelRpcs) {
         EXPECT_EQ(host.kernel(2, 0x55, {}), SPU_OS_E_NO_HANDLER);
     });
     for (unsigned spu = 0; spu < 4; ++spu)
-        EXPECT_NE(console.find("spu-os 1: node " + std::to_string(spu) + " of 4"),
+        EXPECT_NE(console.find("spu-os " + std::to_string(SPU_OS_ABI_VERSION) + ": node " +
+                               std::to_string(spu) + " of 4"),
                   std::string::npos)
             << console;
 }
@@ -149,6 +150,18 @@ TEST(SpuOs, FaultingAppIsDisabledAndReportedWhileOthersGoOn) {
         EXPECT_EQ(host.stat(0, SPU_OS_STAT_FAULTS), 4u);
     });
     EXPECT_NE(console.find("spu-os: app 2 disabled"), std::string::npos) << console;
+}
+
+// The system-call contract (spu_os_abi.h): a call that returns to its caller keeps what a callee
+// keeps and hands a1-a7 and t0-t6 back zero, so none of SPU-OS's values reach the app; one that
+// may run other handlers (WAIT_RESPONSE) keeps every register. rogue.c's handler 5 sets every
+// register, makes the call and answers the registers that broke the contract.
+TEST(SpuOs, SystemCallsKeepWhatACalleeKeepsAndHandBackNothingElse) {
+    run_ssd(1, [](Host& host, Willow&) {
+        host.install(0, "app_rogue", kRogueApp, 1);
+        EXPECT_EQ(host.call(0, kRogueApp, 5, Words{}, kUserHre), 0u);
+        EXPECT_EQ(host.stat(0, SPU_OS_STAT_FAULTS), 0u);
+    });
 }
 
 TEST(SpuOs, NvmAccessNeedsAPermissionTheKernelGrants) {

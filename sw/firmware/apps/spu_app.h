@@ -19,7 +19,11 @@ static inline uint32_t spu_syscall(uint32_t n, uint32_t a0, uint32_t a1, uint32_
     register uint32_t r2 __asm__("a2") = a2;
     register uint32_t r3 __asm__("a3") = a3;
     register uint32_t r7 __asm__("a7") = n;
-    __asm__ volatile("ecall" : "+r"(r0) : "r"(r1), "r"(r2), "r"(r3), "r"(r7) : "memory");
+    /* A function call's registers (spu_os_abi.h): a1-a7 and t0-t6 are not kept. */
+    __asm__ volatile("ecall"
+                     : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3), "+r"(r7)
+                     :
+                     : "memory", "a4", "a5", "a6", "t0", "t1", "t2", "t3", "t4", "t5", "t6");
     return r0;
 }
 

@@ -929,8 +929,10 @@ static int in_unit(const struct ftl* f, uint32_t lpn, uint32_t offset, uint32_t 
 
 int ftl_read(struct ftl* f, uint32_t lpn, uint64_t buf, uint32_t offset, uint32_t len) {
     const uint32_t ub = unit_bytes(f);
+    /* ceil((offset + len) / ub) units from lpn on must exist; as a product, so that SPU-OS
+     * needs no 64-bit division routine. */
     if (lpn >= f->lay.lpns || offset > ub ||
-        ((uint64_t)offset + len + ub - 1) / ub > f->lay.lpns - lpn)
+        (uint64_t)offset + len > (uint64_t)(f->lay.lpns - lpn) * ub)
         return FTL_E_RANGE;
     ++f->st.host_reads;
     uint32_t meta[FTL_META_WORDS(FTL_MAX_UNITS_PER_PAGE)];

@@ -376,12 +376,18 @@ uint32_t nvm_copy(uint32_t dst, uint32_t src, uint32_t n) {
     return durable(r);
 }
 
+/* The unit boundary at store address addr + n, rounded down or up; in 32 bits (addr + n may be
+ * 4 GiB), so that SPU-OS needs no 64-bit division routine. */
+static uint32_t unit_of(uint32_t addr, uint32_t n, int up) {
+    const uint32_t rel = addr - st.nvm_base, u = st.unit_bytes, rest = rel % u + n % u;
+    return rel / u + n / u + (rest + (up ? u - 1 : 0)) / u;
+}
+
 uint32_t nvm_trim(uint32_t addr, uint32_t n) {
     st.waited = 0;
     if (!in_store(addr, n)) return SPU_OS_E_RANGE;
     if (!st.attached || n == 0) return SPU_OS_OK;
-    const uint64_t rel = addr - st.nvm_base, u = st.unit_bytes;
-    const uint32_t first = (uint32_t)((rel + u - 1) / u), end = (uint32_t)((rel + n) / u);
+    const uint32_t first = unit_of(addr, 0, 1), end = unit_of(addr, n, 0);
     if (end <= first) return SPU_OS_OK; /* no whole unit inside */
     return durable(result_of(ftl_trim(&ftl, first, end - first)));
 }
@@ -394,8 +400,7 @@ uint32_t nvm_flush(uint32_t addr, uint32_t n) {
     if (!st.attached) return SPU_OS_OK;
     if (!n) return result_of(ftl_flush(&ftl));
     /* Every unit the range touches, the partial ones at either end too. */
-    const uint64_t rel = addr - st.nvm_base, u = st.unit_bytes;
-    const uint32_t first = (uint32_t)(rel / u), end = (uint32_t)((rel + n + u - 1) / u);
+    const uint32_t first = unit_of(addr, 0, 0), end = unit_of(addr, n, 1);
     return result_of(ftl_sync(&ftl, first, end - first));
 }
 

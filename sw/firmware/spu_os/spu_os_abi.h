@@ -7,9 +7,46 @@
 #ifndef CANOPY_SPU_OS_ABI_H
 #define CANOPY_SPU_OS_ABI_H
 
-#include <stdint.h>
+#define SPU_OS_ABI_VERSION 2u /* 2: system calls return a1-a7 and t0-t6 zero (see below) */
 
-#define SPU_OS_ABI_VERSION 1u
+/* --- System calls: ecall with the number in a7, arguments in a0..a3, result in a0 -------- *
+ * A system call is a function call (the RISC-V calling convention, ra kept too): it keeps ra, sp,
+ * gp, tp and s0-s11, and a1-a7 and t0-t6 come back zero, except from the calls in
+ * SPU_OS_SWITCHING_SYSCALLS, which keep every register (switch.S includes this part). */
+#define SPU_SYS_DONE 0           /* the handler is finished (its return lands here) */
+#define SPU_SYS_RECEIVE 1        /* RPCReceiveBytes(ptr, n): next n payload bytes -> app data */
+#define SPU_SYS_RESPOND 2        /* RPCCreateResponse + RPCSendResponse(result) */
+#define SPU_SYS_START_REQUEST 3  /* RPCStartRequest(node, dst_hre, rpc_id, length) */
+#define SPU_SYS_APPEND 4         /* RPCAppendRequest(ptr, n): app data -> open request */
+#define SPU_SYS_FINISH 5         /* RPCFinishRequest() */
+#define SPU_SYS_NVM_READ 6       /* (nvm_addr, ptr, n): SSD memory -> app data; n = 0: the \
+                                  * rights check alone (as for 7-9) */
+#define SPU_SYS_NVM_WRITE 7      /* (nvm_addr, ptr, n): app data -> SSD memory */
+#define SPU_SYS_NVM_TO_REQUEST 8 /* (nvm_addr, n): SSD memory -> open request (bulk read) */
+#define SPU_SYS_RECEIVE_TO_NVM 9 /* (nvm_addr, n): payload -> SSD memory (bulk write) */
+#define SPU_SYS_PUTS 10          /* (ptr, n): console */
+#define SPU_SYS_WAIT_RESPONSE                                                          \
+    11 /* (): waits for the responses to every request finished since the last wait (one: a \
+        * synchronous RPC; up to SPU_OS_MAX_AWAITED: a fan-out); SPU_OS_OK when all were,  \
+        * else the first other response to arrive. Other RPCs run meanwhile, and the rest  \
+        * of this request's payload is dropped */
+#define SPU_OS_MAX_AWAITED 8u /* FINISH beyond it, before a wait: SPU_OS_E_STATE */
+#define SPU_SYS_CALL 12 /* (app_id, function, arg): inter-app call; returns its a0 */
+#define SPU_SYS_FC 13   /* (SPU_FC_* op, struct spu_fc_cmd*, bytes): in-flash computing */
+#define SPU_SYS_NVM_COPY 14 /* (dst, src, n): NVM -> NVM (read rights on src, write on dst) */
+#define SPU_SYS_NVM_FLUSH 15 /* (nvm_addr, n): the store's write buffer to the flash: what the \
+                                store has acknowledged (of the range; n = 0: of everything) \
+                                survives power loss (docs/spu_os.md "The store") */
+#define SPU_SYS_NVM_TRIM 16 /* (nvm_addr, n): the store forgets the whole units in the range \
+                               (write rights; docs/spu_os.md "The store") */
+#define SPU_SYS_COUNT 17
+/* Calls that may run other handlers before they return: for them (and for faults) the trap
+ * entry saves every register; for the others only what a callee keeps (switch.S). */
+#define SPU_OS_SWITCHING_SYSCALLS \
+    ((1 << SPU_SYS_DONE) | (1 << SPU_SYS_WAIT_RESPONSE) | (1 << SPU_SYS_CALL))
+
+#ifndef __ASSEMBLER__ /* the rest is C */
+#include <stdint.h>
 
 /* --- Memory layout (one source: the firmware's CMake parses these lines) ------------------
  * IMEM: SPU-OS code at 0, then SPU_OS_SLOTS app code slots. DMEM: SPU-OS data (with the
@@ -70,35 +107,6 @@
 /* A handler suspended in WAIT_RESPONSE resumes with SPU_OS_E_TIMEOUT when no response came
  * within this time (assumed: Willow gives none); a later response is dropped. */
 #define SPU_OS_WAIT_TIMEOUT_US 100000u
-
-/* --- System calls: ecall with the number in a7, arguments in a0..a3, result in a0 -------- */
-#define SPU_SYS_DONE 0           /* the handler is finished (its return lands here) */
-#define SPU_SYS_RECEIVE 1        /* RPCReceiveBytes(ptr, n): next n payload bytes -> app data */
-#define SPU_SYS_RESPOND 2        /* RPCCreateResponse + RPCSendResponse(result) */
-#define SPU_SYS_START_REQUEST 3  /* RPCStartRequest(node, dst_hre, rpc_id, length) */
-#define SPU_SYS_APPEND 4         /* RPCAppendRequest(ptr, n): app data -> open request */
-#define SPU_SYS_FINISH 5         /* RPCFinishRequest() */
-#define SPU_SYS_NVM_READ 6       /* (nvm_addr, ptr, n): SSD memory -> app data; n = 0: the \
-                                  * rights check alone (as for 7-9) */
-#define SPU_SYS_NVM_WRITE 7      /* (nvm_addr, ptr, n): app data -> SSD memory */
-#define SPU_SYS_NVM_TO_REQUEST 8 /* (nvm_addr, n): SSD memory -> open request (bulk read) */
-#define SPU_SYS_RECEIVE_TO_NVM 9 /* (nvm_addr, n): payload -> SSD memory (bulk write) */
-#define SPU_SYS_PUTS 10          /* (ptr, n): console */
-#define SPU_SYS_WAIT_RESPONSE                                                          \
-    11 /* (): waits for the responses to every request finished since the last wait (one: a \
-        * synchronous RPC; up to SPU_OS_MAX_AWAITED: a fan-out); SPU_OS_OK when all were,  \
-        * else the first other response to arrive. Other RPCs run meanwhile, and the rest  \
-        * of this request's payload is dropped */
-#define SPU_OS_MAX_AWAITED 8u /* FINISH beyond it, before a wait: SPU_OS_E_STATE */
-#define SPU_SYS_CALL 12 /* (app_id, function, arg): inter-app call; returns its a0 */
-#define SPU_SYS_FC 13   /* (SPU_FC_* op, struct spu_fc_cmd*, bytes): in-flash computing */
-#define SPU_SYS_NVM_COPY 14 /* (dst, src, n): NVM -> NVM (read rights on src, write on dst) */
-#define SPU_SYS_NVM_FLUSH 15 /* (nvm_addr, n): the store's write buffer to the flash: what the \
-                                store has acknowledged (of the range; n = 0: of everything) \
-                                survives power loss (docs/spu_os.md "The store") */
-#define SPU_SYS_NVM_TRIM 16 /* (nvm_addr, n): the store forgets the whole units in the range \
-                               (write rights; docs/spu_os.md "The store") */
-#define SPU_SYS_COUNT 17
 
 /* --- Kernel RPCs: app 0, handler below; all but PING need an origin HRE of the kernel ------
  * Payloads are little-endian uint32_t words. */
@@ -270,5 +278,7 @@ struct spu_app_table {
     uint32_t handlers[SPU_OS_MAX_HANDLERS];
     uint32_t functions[SPU_OS_MAX_HANDLERS];
 };
+
+#endif /* __ASSEMBLER__ */
 
 #endif

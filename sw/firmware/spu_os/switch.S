@@ -5,8 +5,15 @@
  * into its frame (mscratch holds the frame's address while an app runs, 0 while SPU-OS runs)
  * and calls spu_os_trap() on SPU-OS's stack. That returns the frame to resume (after a system
  * call, or another app's frame for an inter-app call) or 0, and then spu_os_enter() returns to
- * its caller as if the app had been a function call. Frame layout: x0..x31 (x0 unused), pc. */
+ * its caller as if the app had been a function call. Frame layout: x0..x31 (x0 unused), pc.
+ * A system call that returns to its caller (not in SPU_OS_SWITCHING_SYSCALLS) takes a quick path:
+ * like a function call it keeps only what a callee must keep (the C code keeps s0-s11), so just
+ * ra, sp, gp, tp, the arguments and pc are saved, and a1-a7 and t0-t6 go back zero, so that
+ * nothing of SPU-OS's reaches the app. */
+#include "spu_os_abi.h"
+
     .equ FRAME_PC, 128
+    .equ CAUSE_ECALL_U, 8
 
     .section .text.spu_os_switch, "ax", @progbits
 
@@ -80,6 +87,60 @@ spu_os_mret:
 spu_os_trap_entry:
     csrrw   t6, mscratch, t6
     beqz    t6, from_machine
+    sw      x30, 120(t6)
+    csrr    t5, mcause
+    addi    t5, t5, -CAUSE_ECALL_U
+    bnez    t5, save_all
+    li      t5, SPU_OS_SWITCHING_SYSCALLS
+    srl     t5, t5, a7
+    andi    t5, t5, 1
+    bnez    t5, save_all
+    /* The quick path: what spu_os_trap reads (a0-a3, a7, pc) and what the C code does not keep. */
+    sw      x1, 4(t6)
+    sw      x2, 8(t6)
+    sw      x3, 12(t6)
+    sw      x4, 16(t6)
+    sw      x10, 40(t6)
+    sw      x11, 44(t6)
+    sw      x12, 48(t6)
+    sw      x13, 52(t6)
+    sw      x17, 68(t6)
+    csrr    t5, mepc
+    sw      t5, FRAME_PC(t6)
+    csrw    mscratch, zero
+    la      t5, spu_os_kctx
+    lw      sp, 4(t5)
+    lw      gp, 8(t5)
+    lw      tp, 12(t5)
+    mv      a0, t6
+    li      a1, CAUSE_ECALL_U
+    call    spu_os_trap
+    /* a0: the same frame. */
+    csrw    mscratch, a0
+    lw      t0, FRAME_PC(a0)
+    csrw    mepc, t0
+    lw      x1, 4(a0)
+    lw      x2, 8(a0)
+    lw      x3, 12(a0)
+    lw      x4, 16(a0)
+    li      x5, 0
+    li      x6, 0
+    li      x7, 0
+    li      x11, 0
+    li      x12, 0
+    li      x13, 0
+    li      x14, 0
+    li      x15, 0
+    li      x16, 0
+    li      x17, 0
+    li      x28, 0
+    li      x29, 0
+    li      x30, 0
+    li      x31, 0
+    lw      x10, 40(a0)
+    mret
+
+save_all:
     sw      x1, 4(t6)
     sw      x2, 8(t6)
     sw      x3, 12(t6)
@@ -109,7 +170,6 @@ spu_os_trap_entry:
     sw      x27, 108(t6)
     sw      x28, 112(t6)
     sw      x29, 116(t6)
-    sw      x30, 120(t6)
     csrr    t0, mscratch
     sw      t0, 124(t6)
     csrr    t0, mepc
