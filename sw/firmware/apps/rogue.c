@@ -37,26 +37,27 @@ static void privileged(const struct spu_rpc_header* h) {
 /* regs_after(n, out): every register but x0 and a0 set to 0xC0DE00 + its number, system call
  * n, then x1..x31 as they came back into out[1..31] (tp, which the call keeps, holds out). */
 void regs_after(uint32_t n, uint32_t* out);
-__asm__(".text\n"
-        "regs_after:\n"
-        "addi sp, sp, -64\n"
-        "sw ra, 0(sp)\n sw s0, 4(sp)\n sw s1, 8(sp)\n sw s2, 12(sp)\n sw s3, 16(sp)\n"
-        "sw s4, 20(sp)\n sw s5, 24(sp)\n sw s6, 28(sp)\n sw s7, 32(sp)\n sw s8, 36(sp)\n"
-        "sw s9, 40(sp)\n sw s10, 44(sp)\n sw s11, 48(sp)\n sw tp, 52(sp)\n sw gp, 56(sp)\n"
-        "mv tp, a1\n mv a7, a0\n"
-        ".irp r, 1,3,5,6,7,8,9,11,12,13,14,15,16,18,19,20,21,22,23,24,25,26,27,28,29,30,31\n"
-        "li x\\r, 0xC0DE00 + \\r\n"
-        ".endr\n"
-        "ecall\n"
-        ".irp r, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,"
-        "30,31\n"
-        "sw x\\r, 4 * \\r(tp)\n"
-        ".endr\n"
-        "lw ra, 0(sp)\n lw s0, 4(sp)\n lw s1, 8(sp)\n lw s2, 12(sp)\n lw s3, 16(sp)\n"
-        "lw s4, 20(sp)\n lw s5, 24(sp)\n lw s6, 28(sp)\n lw s7, 32(sp)\n lw s8, 36(sp)\n"
-        "lw s9, 40(sp)\n lw s10, 44(sp)\n lw s11, 48(sp)\n lw tp, 52(sp)\n lw gp, 56(sp)\n"
-        "addi sp, sp, 64\n"
-        "ret\n");
+__asm__(
+    ".text\n"
+    "regs_after:\n"
+    "addi sp, sp, -64\n"
+    "sw ra, 0(sp)\n sw s0, 4(sp)\n sw s1, 8(sp)\n sw s2, 12(sp)\n sw s3, 16(sp)\n"
+    "sw s4, 20(sp)\n sw s5, 24(sp)\n sw s6, 28(sp)\n sw s7, 32(sp)\n sw s8, 36(sp)\n"
+    "sw s9, 40(sp)\n sw s10, 44(sp)\n sw s11, 48(sp)\n sw tp, 52(sp)\n sw gp, 56(sp)\n"
+    "mv tp, a1\n mv a7, a0\n"
+    ".irp r, 1,3,5,6,7,8,9,11,12,13,14,15,16,18,19,20,21,22,23,24,25,26,27,28,29,30,31\n"
+    "li x\\r, 0xC0DE00 + \\r\n"
+    ".endr\n"
+    "ecall\n"
+    ".irp r, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,"
+    "30,31\n"
+    "sw x\\r, 4 * \\r(tp)\n"
+    ".endr\n"
+    "lw ra, 0(sp)\n lw s0, 4(sp)\n lw s1, 8(sp)\n lw s2, 12(sp)\n lw s3, 16(sp)\n"
+    "lw s4, 20(sp)\n lw s5, 24(sp)\n lw s6, 28(sp)\n lw s7, 32(sp)\n lw s8, 36(sp)\n"
+    "lw s9, 40(sp)\n lw s10, 44(sp)\n lw s11, 48(sp)\n lw tp, 52(sp)\n lw gp, 56(sp)\n"
+    "addi sp, sp, 64\n"
+    "ret\n");
 
 /* The registers that broke the system-call contract (spu_os_abi.h) after call n: bit r for xr.
  * A quick call keeps ra, sp, gp, tp and s0-s11 and gives a1-a7 and t0-t6 back zero; a switching
