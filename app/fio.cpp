@@ -23,6 +23,7 @@ int run_fio(const FioOptions& opt) {
     if (!w.simulate()) return 1;
 
     const nlohmann::json r = run.report();
+    run.write_logs(opt.run.out_dir);
     {
         std::ofstream f(opt.run.out_dir + "/fio.json");
         f << r.dump(2) << "\n";

@@ -187,6 +187,7 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
     struct Pending {
         size_t buffer;
         double start_ns, slat_ns;
+        uint64_t offset;  // in the file (Direct-IO) or the device (Base-IO), as fio logs it
     };
     std::map<uint64_t, Pending> pending;
 
@@ -220,7 +221,8 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
             return;
         }
         if (p.start_ns >= ramp_end)
-            in.samples.push_back({d.op, p.slat_ns, d.complete_ns - d.submit_ns, d.bytes});
+            in.samples.push_back({d.op, p.start_ns - ramp_end, p.slat_ns,
+                                  d.complete_ns - d.submit_ns, d.bytes, p.offset});
     };
     // fio's fsync and fdatasync (on the device the same: its data): the writes issued complete,
     // then the SSD's write cache is flushed (a system call of the block layer: STORE_FLUSH on
@@ -259,7 +261,7 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
             free_buffers.pop_back();
             const double s = cpu.now_ns();
             const uint64_t id = engine.submit(op, ranges, buffers[buffer].data());
-            pending[id] = {buffer, s, cpu.now_ns() - s};
+            pending[id] = {buffer, s, cpu.now_ns() - s, in.region_base + off};
             ++issued, issued_bytes += bs;
             if (write) ++writes;
             // fio counts fsync's and fdatasync's writes apart; a write may end both periods.
@@ -274,6 +276,12 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
     in.end_ns = cpu.now_ns();
     engine.close();
     if (dio) dio->close(fd);
+}
+
+void FioRun::write_logs(const std::string& dir) const {
+    unsigned number = 0;  // fio's thread number: every instance, from 1, in file order
+    for (const Instance& in : instances_)
+        write_fio_logs(dir, *in.job, ++number, in.samples, in.end_ns - in.measured_from_ns);
 }
 
 json FioRun::job_json(const std::vector<const Instance*>& group, const std::string& name) const {

@@ -23,6 +23,7 @@
 
 #include "platform/platform.hpp"
 #include "platform/willow_stack.hpp"
+#include "scenarios/fio_logs.hpp"
 #include "sw/host/block_io.hpp"
 #include "sw/host/fio_job.hpp"
 
@@ -46,11 +47,11 @@ class FioRun {
     // fio's normal output for `r`.
     void print(std::ostream& out, const nlohmann::json& r) const;
 
-    struct Sample {
-        sw::BlockOp op;
-        double slat_ns, clat_ns;
-        uint64_t bytes;
-    };
+    // fio's log files the jobs ask for (write_lat_log, ...), into `dir`: made from the I/Os the
+    // run recorded, after it (scenarios/fio_logs.hpp).
+    void write_logs(const std::string& dir) const;
+
+    using Sample = FioSample;
 
   private:
     struct Instance {

@@ -57,7 +57,6 @@ const std::vector<std::string> kUnmodelled = {"allrandrepeat",
                                               "ioscheduler",
                                               "kb_base",
                                               "lat_percentiles",
-                                              "log_avg_msec",
                                               "loops",
                                               "mem",
                                               "new_group",
@@ -87,9 +86,6 @@ const std::vector<std::string> kUnmodelled = {"allrandrepeat",
                                               "unlink",
                                               "verify",
                                               "verify_pattern",
-                                              "write_bw_log",
-                                              "write_iops_log",
-                                              "write_lat_log",
                                               "zero_buffers",
                                               "zonemode",
                                               "zonesize",
@@ -99,12 +95,23 @@ const std::vector<std::string> kUnmodelled = {"allrandrepeat",
                                               "fadvise_hint",
                                               "exec_prerun",
                                               "exec_postrun"};
-const std::vector<std::string> kModelled = {
-    "name",      "description", "rw",       "readwrite",       "rwmixread", "rwmixwrite",
-    "bs",        "blocksize",   "bssplit",  "iodepth",         "numjobs",   "size",
-    "offset",    "number_ios",  "runtime",  "time_based",      "ramp_time", "random_distribution",
-    "direct",    "ioengine",    "filename", "randrepeat",      "fsync",     "fdatasync",
-    "end_fsync", "norandommap", "thread",   "group_reporting", "sync"};
+const std::vector<std::string> kModelled = {"name",         "description",
+                                            "rw",           "readwrite",
+                                            "rwmixread",    "rwmixwrite",
+                                            "bs",           "blocksize",
+                                            "bssplit",      "iodepth",
+                                            "numjobs",      "size",
+                                            "offset",       "number_ios",
+                                            "runtime",      "time_based",
+                                            "ramp_time",    "random_distribution",
+                                            "direct",       "ioengine",
+                                            "filename",     "randrepeat",
+                                            "fsync",        "fdatasync",
+                                            "end_fsync",    "norandommap",
+                                            "thread",       "group_reporting",
+                                            "sync",         "write_lat_log",
+                                            "write_bw_log", "write_iops_log",
+                                            "log_avg_msec", "log_offset"};
 
 std::string trim(const std::string& s) {
     const auto b = s.find_first_not_of(" \t\r");
@@ -388,6 +395,28 @@ void apply(FioJob& j, bool& group_reporting, const std::string& key, const std::
         else
             throw InputError(source, place,
                              "sync=" + value + ": none (0), sync (1) or dsync are modelled");
+    } else if (key == "write_lat_log" || key == "write_bw_log" || key == "write_iops_log") {
+        // A bare option: the job's name is the prefix. The files go into the --out folder.
+        const bool ok = value.size() <= 64 &&
+                        value.find_first_not_of(
+                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                            "0123456789._-") == std::string::npos &&
+                        (value.empty() || value[0] != '.');
+        if (!ok)
+            throw InputError(source, place,
+                             key + "=" + value +
+                                 ": a log's prefix is a file name of at most 64 letters, digits, "
+                                 "'.', '_' or '-', not starting with '.' (the logs go into the "
+                                 "--out folder)");
+        FioJob::Log& l = key == "write_lat_log"  ? j.lat_log
+                         : key == "write_bw_log" ? j.bw_log
+                                                 : j.iops_log;
+        l = {true, value};
+    } else if (key == "log_avg_msec") {
+        need_value();
+        j.log_avg_msec = uint32_t(parse_uint(value, source, place, key, 0, 86400000));
+    } else if (key == "log_offset") {
+        j.log_offset = flag();
     } else if (key == "norandommap" || key == "thread") {
         flag();  // no random map is kept, and jobs are host programs either way
     } else if (key == "group_reporting") {

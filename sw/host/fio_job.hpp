@@ -8,7 +8,8 @@
 // Modelled: rw (read, write, trim, randread, randwrite, randtrim, rw/readwrite, randrw),
 // rwmixread/rwmixwrite, bs, bssplit, iodepth (1 ... 1024), numjobs, size, offset, number_ios,
 // runtime, time_based, ramp_time, random_distribution (random, zipf:theta), direct, ioengine,
-// filename, name, description, group_reporting, randrepeat, norandommap, thread. `ioengine` picks
+// filename, name, description, group_reporting, randrepeat, norandommap, thread, write_lat_log,
+// write_bw_log, write_iops_log, log_avg_msec, log_offset. `ioengine` picks
 // the path: libaio, io_uring or base-io go through Base-IO (the kernel's block device); libdirectio
 // or direct-io through Direct-IO (a file, OS bypass). Any other option fio has is refused by name:
 // Canopy does not model it, and running without it would measure something else. Also refused:
@@ -55,7 +56,16 @@ struct FioJob {
     // sync=1 (sync, dsync): the device opened O_SYNC: every write carries FUA, durable when it
     // completes (on a block device O_SYNC and O_DSYNC ask the same).
     bool sync_writes = false;
-    uint32_t line = 0;  // its section's line, for messages
+    // fio's logs (write_lat_log, write_bw_log, write_iops_log), into the run's --out folder
+    // (scenarios/fio_logs.hpp): on, and the files' prefix (empty: the job's name).
+    struct Log {
+        bool on = false;
+        std::string prefix;
+    };
+    Log lat_log, bw_log, iops_log;
+    uint32_t log_avg_msec = 0;  // 0: a line per I/O; else a window's mean (lat) or rate (bw, iops)
+    bool log_offset = false;    // each line also names the I/O's offset
+    uint32_t line = 0;          // its section's line, for messages
     uint64_t min_bs() const;
     uint64_t max_bs() const;
 };

@@ -8,6 +8,8 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "../canopy_process.hpp"
 
@@ -30,11 +32,13 @@ std::string write_job(const std::string& dir, const std::string& text) {
 struct FioResult {
     json fio, stats;
     canopy_test::Run run;
+    std::string dir;  // the run's --out folder
 };
 
 FioResult run_fio(const std::string& name, const std::string& job, const std::string& extra = "") {
     const std::string d = scratch(name);
     FioResult r;
+    r.dir = d;
     r.run = run_canopy(
         "fio " + write_job(d, job) + " " + kSmall + " --quiet --out " + d + " " + extra, d);
     EXPECT_EQ(r.run.status, 0) << r.run.out << r.run.err;
@@ -310,6 +314,105 @@ TEST(Fio, TheEccShortcutChangesNoResult) {
     for (const auto& [name, m] : a[1]["modules"].items())
         if (m.contains("corrected_bits")) corrected += m["corrected_bits"].get<uint64_t>();
     EXPECT_GT(corrected, 1000u);  // the reads had errors to correct
+}
+
+// A log file's lines: each "time, value, ddir, bs[, offset], prio" as numbers.
+std::vector<std::vector<uint64_t>> log_lines(const std::string& path) {
+    std::vector<std::vector<uint64_t>> lines;
+    std::istringstream in(slurp(path));
+    for (std::string l; std::getline(in, l);) {
+        std::vector<uint64_t> v;
+        std::istringstream fields(l);
+        for (std::string f; std::getline(fields, f, ',');) v.push_back(std::stoull(f));
+        lines.push_back(v);
+    }
+    return lines;
+}
+
+// fio's logs, checked against the run's own report and against each other: a clat line per I/O
+// whose extremes are fio.json's; lat - clat of each completion is that I/O's slat, which the slat
+// log holds in issue order; bw is bytes over clat; iops 1. Logging changes nothing: the same run
+// without logs gives the same fio.json. Windows of log_avg_msec: iops x window adds up to the
+// I/Os done.
+TEST(Fio, LogsHoldEveryIoAndChangeNothing) {
+    const std::string job =
+        "[global]\nbs=4k\niodepth=4\nnumber_ios=300\n[w]\nrw=randwrite\n[r]\nrw=randread\n";
+    const std::string logs = "write_lat_log\nwrite_bw_log=b\nwrite_iops_log=i\nlog_offset=1\n";
+    const FioResult plain = run_fio("fio-nologs", job);
+    const FioResult r = run_fio("fio-logs", "[global]\n" + logs + job.substr(9));
+    if (plain.fio.is_null() || r.fio.is_null()) return;
+    json a = plain.fio, b = r.fio;
+    a["canopy"].erase("job_file"), b["canopy"].erase("job_file");
+    EXPECT_EQ(a.dump(), b.dump());
+    const std::string& d = r.dir;
+    const uint64_t device = r.fio["canopy"]["device_bytes"].get<uint64_t>();
+    for (unsigned n = 1; n <= 2; ++n) {  // fio's thread numbers: w is 1, r is 2
+        const std::string name = n == 1 ? "w" : "r";
+        const json& io = r.fio["jobs"][n - 1][n == 1 ? "write" : "read"];
+        const auto clat = log_lines(d + "/" + name + "_clat." + std::to_string(n) + ".log");
+        const auto lat = log_lines(d + "/" + name + "_lat." + std::to_string(n) + ".log");
+        const auto slat = log_lines(d + "/" + name + "_slat." + std::to_string(n) + ".log");
+        const auto bw = log_lines(d + "/b_bw." + std::to_string(n) + ".log");
+        const auto iops = log_lines(d + "/i_iops." + std::to_string(n) + ".log");
+        ASSERT_EQ(clat.size(), 300u) << name;
+        ASSERT_EQ(lat.size(), 300u);
+        ASSERT_EQ(slat.size(), 300u);
+        ASSERT_EQ(bw.size(), 300u);
+        ASSERT_EQ(iops.size(), 300u);
+        uint64_t lo = UINT64_MAX, hi = 0, last_ms = 0;
+        std::multiset<uint64_t> slat_from_lat, slat_logged;
+        for (size_t i = 0; i < 300; ++i) {
+            ASSERT_EQ(clat[i].size(), 6u);  // time, value, ddir, bs, offset, prio
+            EXPECT_EQ(clat[i][2], n == 1 ? 1u : 0u);
+            EXPECT_EQ(clat[i][3], 4096u);
+            EXPECT_EQ(clat[i][4] % 4096, 0u);
+            EXPECT_LT(clat[i][4], device);
+            EXPECT_EQ(clat[i][5], 0u);
+            EXPECT_GE(clat[i][0], last_ms);  // in the order they completed
+            last_ms = clat[i][0];
+            lo = std::min(lo, clat[i][1]), hi = std::max(hi, clat[i][1]);
+            EXPECT_EQ(lat[i][0], clat[i][0]);
+            EXPECT_EQ(lat[i][4], clat[i][4]);
+            slat_from_lat.insert(lat[i][1] - clat[i][1]);
+            slat_logged.insert(slat[i][1]);
+            EXPECT_EQ(bw[i][1], clat[i][3] * 1000000 / clat[i][1]);  // bytes per ms
+            EXPECT_EQ(iops[i][1], 1u);
+            EXPECT_EQ(iops[i][4], clat[i][4]);
+        }
+        EXPECT_EQ(lo, io["clat_ns"]["min"].get<uint64_t>());
+        EXPECT_EQ(hi, io["clat_ns"]["max"].get<uint64_t>());
+        EXPECT_LE(last_ms, r.fio["jobs"][n - 1]["job_runtime"].get<uint64_t>());
+        // Each value rounded to the ns on its own: lat - clat may be off by one.
+        auto s = slat_logged.begin();
+        for (uint64_t v : slat_from_lat) EXPECT_LE(v > *s ? v - *s : *s - v, 1u), ++s;
+    }
+    // Windows: 2 ms. Each direction's iops line covers a window (the last one its rest), and
+    // iops x window adds up to the I/Os done, less what the integer rates drop (< 1 I/O each).
+    const FioResult w = run_fio("fio-logs-avg",
+                                "[global]\nwrite_lat_log=l\nwrite_iops_log=i\n"
+                                "log_avg_msec=2\n" +
+                                    job.substr(9));
+    if (w.fio.is_null()) return;
+    const std::string& dw = w.dir;
+    for (unsigned n = 1; n <= 2; ++n) {
+        const auto iops = log_lines(dw + "/i_iops." + std::to_string(n) + ".log");
+        const uint64_t end = w.fio["jobs"][n - 1]["job_runtime"].get<uint64_t>();
+        double done = 0;
+        uint64_t prev = 0;
+        for (const auto& l : iops) {
+            ASSERT_EQ(l.size(), 5u);
+            EXPECT_EQ(l[3], 4096u);
+            EXPECT_TRUE(l[0] % 2 == 0 || l[0] == end) << l[0];
+            done += double(l[1]) * double(l[0] - prev) / 1000.0;
+            prev = l[0];
+        }
+        EXPECT_LE(done, 300.0);
+        EXPECT_GT(done, 300.0 - double(iops.size())) << iops.size() << " windows";
+        for (const auto& l : log_lines(dw + "/l_clat." + std::to_string(n) + ".log")) {
+            EXPECT_EQ(l[3], 0u);  // a window's mean has no block size
+            EXPECT_GT(l[1], 0u);
+        }
+    }
 }
 
 TEST(Fio, BadJobFilesAndUnrunnableJobsExitTwoNamingThePlace) {

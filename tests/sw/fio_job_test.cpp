@@ -170,6 +170,39 @@ TEST(FioJobFile, FsyncAndFdatasyncAreKeptApart) {
     EXPECT_EQ(f.jobs[1].fdatasync, 0u);
 }
 
+// fio's logs: a bare write_*_log takes the job's name as prefix (resolved when the files are
+// written), a value is the prefix; the files go into the --out folder, so a prefix is a plain
+// file name.
+TEST(FioJobFile, LogsTakeAPrefixAWindowAndOffsets) {
+    const FioJobFile f = parse(
+        "[global]\nwrite_lat_log\nlog_avg_msec=250\n[a]\nwrite_bw_log=run-1.bw\nlog_offset\n"
+        "[b]\nwrite_iops_log=i\nlog_avg_msec=0\nlog_offset=0\n");
+    ASSERT_EQ(f.jobs.size(), 2u);
+    for (const auto& j : f.jobs) {
+        EXPECT_TRUE(j.lat_log.on) << j.name;
+        EXPECT_EQ(j.lat_log.prefix, "") << j.name;
+    }
+    EXPECT_TRUE(f.jobs[0].bw_log.on);
+    EXPECT_EQ(f.jobs[0].bw_log.prefix, "run-1.bw");
+    EXPECT_FALSE(f.jobs[0].iops_log.on);
+    EXPECT_EQ(f.jobs[0].log_avg_msec, 250u);
+    EXPECT_TRUE(f.jobs[0].log_offset);
+    EXPECT_FALSE(f.jobs[1].bw_log.on);
+    EXPECT_EQ(f.jobs[1].iops_log.prefix, "i");
+    EXPECT_EQ(f.jobs[1].log_avg_msec, 0u);
+    EXPECT_FALSE(f.jobs[1].log_offset);
+    EXPECT_FALSE(parse("[j]\n").jobs[0].lat_log.on);
+    const std::pair<std::string, std::string> bad[] = {
+        {"write_lat_log=../x", "write_lat_log=../x: a log's prefix"},
+        {"write_bw_log=/tmp/x", "write_bw_log=/tmp/x: a log's prefix"},
+        {"write_iops_log=.x", "not starting with '.'"},
+        {"write_iops_log=" + std::string(65, 'x'), "at most 64"},
+        {"log_avg_msec=86400001", "log_avg_msec"},  // more than a day
+        {"log_avg_msec=-5", "log_avg_msec"},
+        {"log_offset=2", "log_offset"}};
+    for (const auto& [line, words] : bad) expect_error("[j]\n" + line + "\n", "line 2", words);
+}
+
 TEST(FioJobFile, OptionsCanopyDoesNotModelAreRefusedByName) {
     expect_error("[j]\nverify=crc32c\n", "line 2", "fio option verify is not modelled");
     expect_error("[global]\nrate_iops=100\n[j]\n", "line 2", "rate_iops is not modelled");
