@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -227,17 +228,53 @@ void FioRun::run(host::HostCore& cpu, Instance& in) {
     // fio's fsync and fdatasync (on the device the same: its data): the writes issued complete,
     // then the SSD's write cache is flushed (a system call of the block layer: STORE_FLUSH on
     // every SPU).
-    auto sync = [&] {
+    auto drain = [&] {
         while (engine.in_flight())
             for (const sw::IoEngine::Done& d : engine.reap(1)) collect(d);
+    };
+    auto sync = [&] {
+        drain();
         const double t0 = cpu.now_ns();
         stack_.flush_store(cpu);
         in.syncs_ns.push_back(cpu.now_ns() - t0);
     };
+    // rate_iops, as fio's linear rate process with inline submission: a direction's k-th I/O
+    // since the schedule's start goes no earlier than k / rate_iops s after it. The direction
+    // rwmix drew goes when due; else the other one, if due; else the job reaps every I/O in
+    // flight (io_u_quiesce) and sleeps until the sooner of the two. The schedule restarts when
+    // ramp_time is over, as fio's reset of its counters does.
+    std::array<uint64_t, 3> rate_ios{};  // by direction: 0 read, 1 write, 2 trim
+    double rate_start = cpu.now_ns();
+    bool rate_restarted = false;
+    auto due_ns = [&](int d) {
+        const uint64_t k = rate_ios[size_t(d)], n = j.rate_iops;
+        // fio's usec_for_io: bytes over bytes per second, or 1/rate per I/O with a bssplit.
+        const uint64_t us =
+            j.bssplit.size() == 1 ? k / n * 1000000 + k % n * 1000000 / n : k * (1000000 / n);
+        return rate_start + double(us) * 1e3;
+    };
     uint64_t since_fsync = 0, since_fdatasync = 0, writes = 0;
     while (true) {
         while (engine.in_flight() < j.iodepth && more()) {
-            const bool write = j.write && (!j.read || rng() % 100 >= j.rwmixread);
+            bool write = j.write && (!j.read || rng() % 100 >= j.rwmixread);
+            if (j.rate_iops) {
+                if (!rate_restarted && cpu.now_ns() >= ramp_end)
+                    rate_ios = {}, rate_start = cpu.now_ns(), rate_restarted = true;
+                const int d = j.trim ? 2 : write, o = j.trim ? 2 : !write;
+                const bool other = j.read && j.write && (o ? j.rwmixread < 100 : j.rwmixread > 0);
+                if (cpu.now_ns() < due_ns(d)) {
+                    if (other && cpu.now_ns() >= due_ns(o)) {
+                        write = o == 1;
+                    } else {
+                        drain();
+                        double t = due_ns(d);
+                        if (other && due_ns(o) < t) t = due_ns(o), write = o == 1;
+                        if (t > cpu.now_ns()) cpu.compute_ns(std::min(t, stop) - cpu.now_ns());
+                        if (!more()) break;  // the runtime ended meanwhile
+                    }
+                }
+                ++rate_ios[j.trim ? 2 : write];
+            }
             const sw::BlockOp op = j.trim  ? sw::BlockOp::Trim
                                    : write ? sw::BlockOp::Write
                                            : sw::BlockOp::Read;

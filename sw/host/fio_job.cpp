@@ -70,7 +70,6 @@ const std::vector<std::string> kUnmodelled = {"allrandrepeat",
                                               "random_generator",
                                               "randseed",
                                               "rate",
-                                              "rate_iops",
                                               "rate_min",
                                               "refill_buffers",
                                               "scramble_buffers",
@@ -111,7 +110,8 @@ const std::vector<std::string> kModelled = {"name",         "description",
                                             "thread",       "group_reporting",
                                             "sync",         "write_lat_log",
                                             "write_bw_log", "write_iops_log",
-                                            "log_avg_msec", "log_offset"};
+                                            "log_avg_msec", "log_offset",
+                                            "rate_iops"};
 
 std::string trim(const std::string& s) {
     const auto b = s.find_first_not_of(" \t\r");
@@ -412,6 +412,14 @@ void apply(FioJob& j, bool& group_reporting, const std::string& key, const std::
                          : key == "write_bw_log" ? j.bw_log
                                                  : j.iops_log;
         l = {true, value};
+    } else if (key == "rate_iops") {
+        need_value();
+        if (value.find(',') != std::string::npos)
+            throw InputError(source, place,
+                             key + "=" + value +
+                                 ": separate read, write and trim rates are not modelled; one "
+                                 "rate caps each direction");
+        j.rate_iops = uint32_t(parse_uint(value, source, place, key, 1, 10000000));
     } else if (key == "log_avg_msec") {
         need_value();
         j.log_avg_msec = uint32_t(parse_uint(value, source, place, key, 0, 86400000));

@@ -9,7 +9,7 @@
 // rwmixread/rwmixwrite, bs, bssplit, iodepth (1 ... 1024), numjobs, size, offset, number_ios,
 // runtime, time_based, ramp_time, random_distribution (random, zipf:theta), direct, ioengine,
 // filename, name, description, group_reporting, randrepeat, norandommap, thread, write_lat_log,
-// write_bw_log, write_iops_log, log_avg_msec, log_offset. `ioengine` picks
+// write_bw_log, write_iops_log, log_avg_msec, log_offset, rate_iops. `ioengine` picks
 // the path: libaio, io_uring or base-io go through Base-IO (the kernel's block device); libdirectio
 // or direct-io through Direct-IO (a file, OS bypass). Any other option fio has is refused by name:
 // Canopy does not model it, and running without it would measure something else. Also refused:
@@ -63,6 +63,9 @@ struct FioJob {
         std::string prefix;
     };
     Log lat_log, bw_log, iops_log;
+    // rate_iops: each direction's I/Os at most this many per second (fio's linear rate
+    // process: its k-th I/O not before k / rate_iops s); 0: no cap.
+    uint32_t rate_iops = 0;
     uint32_t log_avg_msec = 0;  // 0: a line per I/O; else a window's mean (lat) or rate (bw, iops)
     bool log_offset = false;    // each line also names the I/O's offset
     uint32_t line = 0;          // its section's line, for messages

@@ -316,6 +316,29 @@ TEST(Fio, TheEccShortcutChangesNoResult) {
     EXPECT_GT(corrected, 1000u);  // the reads had errors to correct
 }
 
+// rate_iops: a direction's k-th I/O goes no earlier than k / rate s after the start, so 400 reads
+// at 2,000 per second take 399 / 2,000 s plus the last one's latency: 2,000 IOPS less a fraction
+// of a percent (the same reads at iodepth 8 uncapped run at tens of thousands per second). In a
+// 50/50 mix each direction is capped on its own.
+TEST(Fio, RateIopsCapsEachDirection) {
+    const FioResult r =
+        run_fio("fio-rate", "[j]\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=400\nrate_iops=2000\n");
+    const FioResult m = run_fio(
+        "fio-rate-mix", "[j]\nrw=randrw\nbs=4k\niodepth=8\nnumber_ios=400\nrate_iops=1000\n");
+    if (r.fio.is_null() || m.fio.is_null()) return;
+    const json& rd = r.fio["jobs"][0]["read"];
+    EXPECT_EQ(rd["total_ios"], 400);
+    EXPECT_LE(rd["iops"].get<double>(), 400 / 0.1995);
+    EXPECT_GE(rd["iops"].get<double>(), 1980.0);
+    const double ri = m.fio["jobs"][0]["read"]["iops"].get<double>(),
+                 wi = m.fio["jobs"][0]["write"]["iops"].get<double>();
+    EXPECT_LE(std::max(ri, wi), 1000 * 1.006);
+    EXPECT_GE(std::max(ri, wi), 990.0);
+    EXPECT_EQ(m.fio["jobs"][0]["read"]["total_ios"].get<int>() +
+                  m.fio["jobs"][0]["write"]["total_ios"].get<int>(),
+              400);
+}
+
 // A log file's lines: each "time, value, ddir, bs[, offset], prio" as numbers.
 std::vector<std::vector<uint64_t>> log_lines(const std::string& path) {
     std::vector<std::vector<uint64_t>> lines;

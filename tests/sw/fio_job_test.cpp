@@ -203,9 +203,18 @@ TEST(FioJobFile, LogsTakeAPrefixAWindowAndOffsets) {
     for (const auto& [line, words] : bad) expect_error("[j]\n" + line + "\n", "line 2", words);
 }
 
+// rate_iops: one rate for every direction (fio's single value); per-direction lists refused.
+TEST(FioJobFile, RateIopsIsOneRateForEachDirection) {
+    EXPECT_EQ(parse("[j]\nrate_iops=2500\n").jobs[0].rate_iops, 2500u);
+    EXPECT_EQ(parse("[j]\n").jobs[0].rate_iops, 0u);
+    expect_error("[j]\nrate_iops=500,200\n", "line 2", "separate read, write and trim rates");
+    expect_error("[j]\nrate_iops=0\n", "line 2", "rate_iops");
+    expect_error("[j]\nrate_iops=10000001\n", "line 2", "rate_iops");
+}
+
 TEST(FioJobFile, OptionsCanopyDoesNotModelAreRefusedByName) {
     expect_error("[j]\nverify=crc32c\n", "line 2", "fio option verify is not modelled");
-    expect_error("[global]\nrate_iops=100\n[j]\n", "line 2", "rate_iops is not modelled");
+    expect_error("[global]\nrate=1m\n[j]\n", "line 2", "rate is not modelled");
     expect_error("[j]\nstonewall\n", "line 2", "stonewall is not modelled");
     expect_error("[j]\niodepht=4\n", "line 2",
                  "unknown fio option iodepht (did you mean iodepth?)");
