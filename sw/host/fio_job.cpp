@@ -205,6 +205,11 @@ void apply(FioJob& j, bool& group_reporting, const std::string& key, const std::
         if (!has_value || value.empty())
             throw InputError(source, place, "option " + key + " needs a value (" + key + "=...)");
     };
+    auto one_value = [&](const std::string& why) {  // fio's per-direction lists: a,b,c
+        need_value();
+        if (value.find(',') != std::string::npos)
+            throw InputError(source, place, key + "=" + value + ": " + why);
+    };
     auto flag = [&] {  // a bare flag, or =0 / =1
         return !has_value || parse_uint(value, source, place, key, 0, 1) == 1;
     };
@@ -243,12 +248,9 @@ void apply(FioJob& j, bool& group_reporting, const std::string& key, const std::
         const auto p = uint32_t(parse_uint(value, source, place, key, 0, 100));
         j.rwmixread = key == "rwmixread" ? p : 100 - p;
     } else if (key == "bs" || key == "blocksize") {
-        need_value();
-        if (value.find(',') != std::string::npos)
-            throw InputError(source, place,
-                             key + "=" + value +
-                                 ": separate read and write block sizes are not modelled; give "
-                                 "one size, or a bssplit");
+        one_value(
+            "separate read and write block sizes are not modelled; give one size, or a "
+            "bssplit");
         const uint64_t b = parse_fio_size(value, source, place, key, kFioMaxBlockBytes);
         if (b < kFioMinBlockBytes || b % kFioMinBlockBytes)
             throw InputError(source, place,
@@ -413,12 +415,9 @@ void apply(FioJob& j, bool& group_reporting, const std::string& key, const std::
                                                  : j.iops_log;
         l = {true, value};
     } else if (key == "rate_iops") {
-        need_value();
-        if (value.find(',') != std::string::npos)
-            throw InputError(source, place,
-                             key + "=" + value +
-                                 ": separate read, write and trim rates are not modelled; one "
-                                 "rate caps each direction");
+        one_value(
+            "separate read, write and trim rates are not modelled; one rate caps each "
+            "direction");
         j.rate_iops = uint32_t(parse_uint(value, source, place, key, 1, 10000000));
     } else if (key == "log_avg_msec") {
         need_value();
