@@ -15,6 +15,17 @@
     .equ FRAME_PC, 128
     .equ CAUSE_ECALL_U, 8
 
+/* Into frame a0: mscratch, mepc and the registers every return restores (ra, sp, gp, tp). */
+    .macro enter_frame
+    csrw    mscratch, a0
+    lw      t0, FRAME_PC(a0)
+    csrw    mepc, t0
+    lw      x1, 4(a0)
+    lw      x2, 8(a0)
+    lw      x3, 12(a0)
+    lw      x4, 16(a0)
+    .endm
+
     .section .text.spu_os_switch, "ax", @progbits
 
 /* void spu_os_enter(struct spu_os_frame* f) */
@@ -40,13 +51,7 @@ spu_os_enter:
     sw      s11, 60(t0)
     /* a0: the frame to run. */
 resume:
-    csrw    mscratch, a0
-    lw      t0, FRAME_PC(a0)
-    csrw    mepc, t0
-    lw      x1, 4(a0)
-    lw      x2, 8(a0)
-    lw      x3, 12(a0)
-    lw      x4, 16(a0)
+    enter_frame
     lw      x5, 20(a0)
     lw      x6, 24(a0)
     lw      x7, 28(a0)
@@ -116,13 +121,7 @@ spu_os_trap_entry:
     li      a1, CAUSE_ECALL_U
     call    spu_os_trap
     /* a0: the same frame. */
-    csrw    mscratch, a0
-    lw      t0, FRAME_PC(a0)
-    csrw    mepc, t0
-    lw      x1, 4(a0)
-    lw      x2, 8(a0)
-    lw      x3, 12(a0)
-    lw      x4, 16(a0)
+    enter_frame
     li      x5, 0
     li      x6, 0
     li      x7, 0
