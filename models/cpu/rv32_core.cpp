@@ -34,6 +34,9 @@ void CoreConfig::describe(core::Params& p) {
     p("reset_pc", reset_pc, "", "pc after reset [SPU map: IMEM base]");
     p("misaligned_access", misaligned_access,
       "do misaligned loads and stores in hardware (false: they trap) [RISC-V tests: ma_data]");
+    p("compressed", compressed,
+      "the C extension: 16-bit instructions, jump targets on halfwords [RISC-V unprivileged "
+      "spec, ch. C; RISC-V toolchains' default rv32imac]");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -83,7 +86,8 @@ Rv32Core::Rv32Core(sc_core::sc_module_name name, const CoreConfig& cfg, core::Se
     mtime_period_ = std::max<uint64_t>(1, sc_time(1.0 / SPU_MTIME_HZ, sc_core::SC_SEC).value());
     set_costs(0);
     pc_ = cfg_.reset_pc;
-    single_[1] = make(kEnd);
+    single_[1] = single_[2] = make(kEnd);
+    jump_mask_ = cfg_.compressed ? 0 : 3;
 
     bus.register_invalidate_direct_mem_ptr(this, &Rv32Core::invalidate_dmi);
     if (services.waves.enabled()) {

@@ -64,8 +64,12 @@ struct CoreConfig {
     double quantum_ns = 1000.0;  // temporal decoupling quantum
     bool dmi = true;             // use direct memory interfaces where targets grant them
     // Loads and stores at misaligned addresses are done by the hardware (as the RISC-V tests'
-    // ma_data expects) rather than trapping; misaligned jump targets always trap (no C).
+    // ma_data expects) rather than trapping.
     bool misaligned_access = true;
+    // The C extension: 16-bit instructions, jump targets on any halfword (IALIGN 16), misa.C.
+    // false: RV32IM only, a 16-bit encoding is illegal and a jump to a target not 4-byte
+    // aligned traps.
+    bool compressed = true;
     uint32_t reset_pc = 0;
     void describe(core::Params& p);  // keys relative to the caller's scope
 };
@@ -211,7 +215,9 @@ class Rv32Core : public sc_core::sc_module {
     inline Insn* resolve(uint32_t pc);
     Insn* resolve_slow(uint32_t pc);
     void decode_at(Insn* ip, uint32_t pc);
-    inline bool fetch_word(uint32_t pc, uint32_t& raw);
+    bool fetch_insn(uint32_t pc, uint32_t& raw);
+    inline void retire_and_step();
+    bool fetch_code(uint32_t addr, uint32_t n, uint32_t& v);
     bool load_slow(uint32_t addr, uint32_t len, uint32_t& value);
     bool store_slow(uint32_t addr, uint32_t len, uint32_t value);
     bool bus_transport(tlm::tlm_command cmd, uint32_t addr, uint8_t* data, uint32_t len);
@@ -265,6 +271,8 @@ class Rv32Core : public sc_core::sc_module {
     // Per-class cycle costs, fetch latency included.
     uint32_t c_alu_ = 1, c_load_ = 1, c_store_ = 1, c_branch_ = 1, c_mul_ = 1, c_div_ = 1;
     uint32_t fetch_stall_ = 0;
+    // Low bits a jump target may not have: 3 for IALIGN 32, 0 with C (targets are always even).
+    uint32_t jump_mask_ = 3;
 
     // Decode caches and DMI regions. `cur_*` is the cache the run loop is executing from.
     std::vector<std::unique_ptr<Region>> regions_;
@@ -276,7 +284,8 @@ class Rv32Core : public sc_core::sc_module {
     CodeCache* cur_cache_ = nullptr;
     Insn* ip_ = nullptr;        // the next instruction to run (for pc_), valid unless need_resolve_
     bool need_resolve_ = true;  // pc_ changed or caches went away: look pc_ up again
-    std::array<Insn, 2> single_{};  // an instruction fetched without a cache, then "refetch"
+    std::array<Insn, 3> single_{};  // an instruction fetched without a cache, then "refetch"
+                                    // in the slots a 2- or 4-byte step reaches
     Insn fault_{};                  // a fetch that failed: raises its trap when executed
     uint32_t code_lo_ = 0, code_span_ = 0;  // bounding range of decoded lines (stores check it)
     // Fast data paths: the last DMI region used for loads and for stores (size 0: none).

@@ -13,6 +13,7 @@ namespace canopy::cpu {
 namespace {
 
 constexpr uint32_t kMisa = (1u << 30) | (1u << 8) | (1u << 12) | (1u << 20);  // MXL=32, I, M, U
+constexpr uint32_t kMisaC = 1u << 2;
 
 // The bits of a CSR instruction, rebuilt from its decode (mtval of an illegal CSR access).
 uint32_t csr_raw(const Insn& d) {
@@ -205,7 +206,7 @@ bool Rv32Core::csr_read(uint16_t a, uint32_t& v) const {
             v = mstatus_ & (kMie | kMpie | kMpp);
             return true;  // mstatus
         case 0x301:
-            v = kMisa;
+            v = kMisa | (cfg_.compressed ? kMisaC : 0);
             return true;
         case 0x304:
             v = mie_;
@@ -306,8 +307,8 @@ bool Rv32Core::csr_write(uint16_t a, uint32_t v) {
             mscratch_ = v;
             return false;
         case 0x341:
-            mepc_ = v & ~3u;
-            return false;  // IALIGN = 32
+            mepc_ = v & (cfg_.compressed ? ~1u : ~3u);
+            return false;  // IALIGN 16 with C, else 32
         case 0x342:
             mcause_ = v;
             return false;
@@ -344,7 +345,7 @@ bool Rv32Core::csr_insn(const Insn& d) {
         trap(cause::kIllegalInstr, csr_raw(d));
         return false;
     }
-    ++instret_, cycle_ += c_alu_, pc_ += 4, ++ip_;
+    retire_and_step();
     if (writes) {
         const uint32_t v = rw                                    ? src
                            : (d.op == kCsrrs || d.op == kCsrrsi) ? (old | src)
@@ -362,7 +363,7 @@ void Rv32Core::system_insn(const Insn& d) {
     switch (d.op) {
         case kFenceI:
             flush_decodes();
-            ++instret_, cycle_ += c_alu_, pc_ += 4, ++ip_;
+            retire_and_step();
             return;
         case kEcall:
             trap(priv_ == 3 ? cause::kEcallM : cause::kEcallU, 0);
@@ -394,7 +395,7 @@ void Rv32Core::system_insn(const Insn& d) {
                 trap(cause::kIllegalInstr, 0x10500073u);
                 return;
             }
-            ++instret_, cycle_ += c_alu_, pc_ += 4, ++ip_;
+            retire_and_step();
             if (!(mie_ & mip_)) {
                 sleeping_ = true;
                 limit_ = 0;

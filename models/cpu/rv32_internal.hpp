@@ -42,12 +42,20 @@ using Insn = Rv32Core::Insn;
     X(Mul) X(Mulh) X(Mulhsu) X(Mulhu) X(Div) X(Divu) X(Rem) X(Remu)                            \
     X(Fence) X(FenceI) X(Ecall) X(Ebreak) X(Mret) X(Wfi)                                       \
     X(Csrrw) X(Csrrs) X(Csrrc) X(Csrrwi) X(Csrrsi) X(Csrrci)
+// The operations a 16-bit (C extension) instruction expands to that step on to the next
+// instruction: each has a twin, kC<name>, which does the same and steps 2 bytes instead of 4, so
+// that the 32-bit path pays nothing for C. (C.EBREAK is an Ebreak: it never steps.)
+#define CANOPY_RVC_OPS(X)                                                                       \
+    X(Lui) X(Jal) X(Jalr) X(Beq) X(Bne) X(Lw) X(Sw) X(Addi) X(Andi) X(Slli) X(Srli) X(Srai)    \
+    X(Add) X(Sub) X(Xor) X(Or) X(And)
 // clang-format on
 
 enum Op : uint8_t {
 #define CANOPY_ENUM(n) k##n,
-    CANOPY_RV32_OPS(CANOPY_ENUM)
+#define CANOPY_ENUM_C(n) kC##n,
+    CANOPY_RV32_OPS(CANOPY_ENUM) CANOPY_RVC_OPS(CANOPY_ENUM_C)
 #undef CANOPY_ENUM
+#undef CANOPY_ENUM_C
         kOpCount
 };
 
@@ -66,8 +74,13 @@ inline Insn make(uint8_t op, uint32_t rd = 0, uint32_t rs1 = 0, uint32_t rs2 = 0
 }
 inline Insn illegal(uint32_t raw) { return Insn{kIllegal, kSink, 0, 0, int32_t(raw)}; }
 
+// Whether the instruction whose low half is `low` is a 16-bit (compressed) one.
+inline bool is_compressed(uint32_t low) { return (low & 3) != 3; }
+
 // The decoder (rv32_decode.cpp): only for decode-cache slots not decoded yet, or without a cache.
-Insn decode(uint32_t raw, uint32_t pc);
+// `raw` holds the instruction from its first byte (a compressed one in the low half); `rvc`: the
+// C extension is there (else a compressed encoding is illegal).
+Insn decode(uint32_t raw, uint32_t pc, bool rvc);
 
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -79,7 +92,8 @@ struct Rv32Core::Region {
     uint32_t rlat, wlat;  // cycles per access
 };
 
-// Decoded instructions of (part of) one DMI region, one slot per word plus an End sentinel.
+// Decoded instructions of (part of) one DMI region, one slot per halfword (an instruction starts
+// on any of them with C) plus End sentinels.
 struct Rv32Core::CodeCache {
     uint32_t base, size;  // bytes, multiples of 4
     uint8_t* mem;
@@ -114,23 +128,13 @@ inline void Rv32Core::set_costs(uint32_t fetch_stall) {
 
 inline Insn* Rv32Core::resolve(uint32_t pc) {
     const uint32_t off = pc - cur_base_;
-    if (off < cur_size_) return cur_insn_ + (off >> 2);
+    if (off < cur_size_) return cur_insn_ + (off >> 1);
     return resolve_slow(pc);
 }
 
-// The instruction at pc as memory holds it, ignoring breakpoints (to resume over one).
-inline bool Rv32Core::fetch_word(uint32_t pc, uint32_t& raw) {
-    for (auto& c : caches_)
-        if (pc - c->base < c->size) {
-            std::memcpy(&raw, c->mem + (pc - c->base), 4);
-            return true;
-        }
-    uint8_t buf[4];
-    if (!bus_transport(tlm::TLM_READ_COMMAND, pc, buf, 4)) return false;
-    ++n_bus_fetches_;
-    std::memcpy(&raw, buf, 4);
-    return true;
-}
+// A system or CSR instruction (run outside the loop; none has a 16-bit form) retires: on to the
+// next, 4 bytes (two halfword slots) on.
+inline void Rv32Core::retire_and_step() { ++instret_, cycle_ += c_alu_, pc_ += 4, ip_ += 2; }
 
 inline void Rv32Core::drop_fast_paths() { ld_size_ = st_size_ = 0; }
 

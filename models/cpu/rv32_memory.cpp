@@ -20,23 +20,23 @@ constexpr uint32_t kWindowBytes = 1u << 20;  // most code one decode cache cover
 
 // ---------------------------------------------------------------------------------------------
 // Fetch: decode caches over DMI regions, or one b_transport per instruction.
-// (resolve and fetch_word are inline in rv32_internal.hpp.)
+// (resolve is inline in rv32_internal.hpp.)
 
 Insn* Rv32Core::resolve_slow(uint32_t pc) {
-    if (pc & 3) {
+    if (pc & (cfg_.compressed ? 1 : 3)) {
         fault_ = make(kFetchMisaligned);
         return &fault_;
     }
     auto activate = [&](CodeCache& c) {
         cur_base_ = c.base, cur_size_ = c.size, cur_insn_ = c.insn.data(), cur_cache_ = &c;
         set_costs(c.fetch_stall);
-        return c.insn.data() + ((pc - c.base) >> 2);
+        return c.insn.data() + ((pc - c.base) >> 1);
     };
     // User mode executes only inside its code segment, from decode caches that end at the
     // segment's end (their end marker makes running off it come back here and fault).
     const bool user = priv_ != 3;
     const uint64_t seg_lo = seg_.code_base, seg_end = uint64_t(seg_.code_base) + seg_.code_size;
-    if (user && (pc < seg_lo || uint64_t(pc) + 4 > seg_end)) {
+    if (user && (pc < seg_lo || uint64_t(pc) + 2 > seg_end)) {
         fault_ = make(kFetchFault);
         return &fault_;
     }
@@ -52,14 +52,15 @@ Insn* Rv32Core::resolve_slow(uint32_t pc) {
             uint64_t lo = std::max(r->lo, wbase), end = std::min(r->hi + 1, wbase + kWindowBytes);
             if (user) lo = std::max(lo, seg_lo), end = std::min(end, seg_end);
             lo = (lo + 3) & ~uint64_t(3), end &= ~uint64_t(3);
-            if (lo <= pc && pc + 4 <= end) {
+            if (lo <= pc && pc + 2 <= end) {
                 auto c = std::make_unique<CodeCache>();
                 c->base = uint32_t(lo);
                 c->size = uint32_t(end - lo);
                 c->mem = r->mem + (lo - r->lo);
                 c->fetch_stall = r->rlat;
-                c->insn.assign(c->size / 4 + 1, Insn{kUndecoded, 0, 0, 0, 0});
-                c->insn.back() = make(kEnd);
+                // Two End sentinels: a 4-byte step from the last halfword lands on the second.
+                c->insn.assign(c->size / 2 + 2, Insn{kUndecoded, 0, 0, 0, 0});
+                c->insn.end()[-1] = c->insn.end()[-2] = make(kEnd);
                 c->lines.assign(ceil_div(c->size, kLineBytes * 64), 0);
                 caches_.push_back(std::move(c));
                 return activate(*caches_.back());
@@ -72,27 +73,74 @@ Insn* Rv32Core::resolve_slow(uint32_t pc) {
     cur_cache_ = nullptr;
     set_costs(0);
     uint32_t raw;
-    if (!fetch_word(pc, raw)) {
+    if (!fetch_insn(pc, raw)) {
         fault_ = make(kFetchFault);
         return &fault_;
     }
-    single_[0] = breakpoints_.count(pc) ? make(kBreakpoint) : decode(raw, pc);
+    single_[0] = breakpoints_.count(pc) ? make(kBreakpoint) : decode(raw, pc, cfg_.compressed);
     return &single_[0];
+}
+
+// `n` (2 or 4) bytes of code at `addr`, from one decode cache's memory or by one b_transport; in
+// user mode only inside the code segment.
+bool Rv32Core::fetch_code(uint32_t addr, uint32_t n, uint32_t& v) {
+    v = 0;
+    if (priv_ != 3 &&
+        (addr < seg_.code_base || uint64_t(addr) + n > uint64_t(seg_.code_base) + seg_.code_size))
+        return false;
+    for (auto& c : caches_)
+        if (addr - c->base < c->size && addr - c->base + n <= c->size) {
+            std::memcpy(&v, c->mem + (addr - c->base), n);
+            return true;
+        }
+    uint8_t buf[4];
+    if (!bus_transport(tlm::TLM_READ_COMMAND, addr, buf, n)) return false;
+    ++n_bus_fetches_;
+    std::memcpy(&v, buf, n);
+    return true;
+}
+
+// The instruction at pc as memory holds it, ignoring breakpoints (to resume over one, or without
+// a decode cache): 4 bytes in one piece where they are, else the first halfword, then the second
+// unless the first is a whole (compressed) instruction: the halves may lie in different places,
+// and a compressed instruction may end where its target or segment does.
+bool Rv32Core::fetch_insn(uint32_t pc, uint32_t& raw) {
+    if (fetch_code(pc, 4, raw)) return true;
+    if (!cfg_.compressed) return false;
+    uint32_t hi = 0;
+    if (!fetch_code(pc, 2, raw)) return false;
+    if (!is_compressed(raw) && !fetch_code(pc + 2, 2, hi)) return false;
+    raw |= hi << 16;
+    return true;
 }
 
 void Rv32Core::decode_at(Insn* ip, uint32_t pc) {
     CodeCache& c = *cur_cache_;
     const uint32_t off = pc - c.base;
-    uint32_t raw;
-    std::memcpy(&raw, c.mem + off, 4);
-    *ip = (!breakpoints_.empty() && breakpoints_.count(pc)) ? make(kBreakpoint) : decode(raw, pc);
-    c.lines[off / (kLineBytes * 64)] |= 1ull << ((off / kLineBytes) % 64);
+    uint32_t raw = 0;
+    Insn d;
+    if (!breakpoints_.empty() && breakpoints_.count(pc)) {
+        d = make(kBreakpoint);
+    } else if (off + 4 <= c.size) {
+        std::memcpy(&raw, c.mem + off, 4);
+        d = decode(raw, pc, cfg_.compressed);
+    } else {  // the cache's last halfword: a 4-byte instruction's second half lies beyond it
+        d = fetch_insn(pc, raw) ? decode(raw, pc, cfg_.compressed) : make(kFetchFault);
+    }
+    *ip = d;
+    // Mark the lines the instruction covers (a 4-byte one may straddle two), so that a store to
+    // either drops it.
+    const uint32_t len = cfg_.compressed && is_compressed(raw) ? 2 : 4;
+    const uint32_t last = std::min(off + len, c.size) - 1;
+    for (uint32_t l = off / kLineBytes; l <= last / kLineBytes; ++l)
+        c.lines[l / 64] |= 1ull << (l % 64);
     const uint64_t line = pc & ~(kLineBytes - 1);
+    const uint64_t line_end = ((uint64_t(c.base) + last) & ~uint64_t(kLineBytes - 1)) + kLineBytes;
     if (code_span_ == 0) {
-        code_lo_ = uint32_t(line), code_span_ = kLineBytes;
+        code_lo_ = uint32_t(line), code_span_ = uint32_t(line_end - line);
     } else {
         const uint64_t lo = std::min<uint64_t>(code_lo_, line);
-        const uint64_t hi = std::max<uint64_t>(uint64_t(code_lo_) + code_span_, line + kLineBytes);
+        const uint64_t hi = std::max<uint64_t>(uint64_t(code_lo_) + code_span_, line_end);
         code_lo_ = uint32_t(lo), code_span_ = uint32_t(std::min<uint64_t>(hi - lo, 0xffffffffu));
     }
     ++decodes_;
@@ -110,9 +158,12 @@ void Rv32Core::code_written(uint32_t addr, uint32_t len) {
             const uint64_t bit = 1ull << (line % 64);
             if (!(bits & bit)) continue;
             bits &= ~bit;
-            const uint32_t s = line * (kLineBytes / 4),
-                           e = std::min<uint32_t>(s + kLineBytes / 4, c->size / 4);
-            std::fill(c->insn.begin() + s, c->insn.begin() + e, Insn{kUndecoded, 0, 0, 0, 0});
+            // The line's halfword slots, and the one before it: a 4-byte instruction starting
+            // in the previous line's last halfword covers this line's first.
+            const uint32_t s = line * (kLineBytes / 2),
+                           e = std::min<uint32_t>(s + kLineBytes / 2, c->size / 2);
+            std::fill(c->insn.begin() + (s ? s - 1 : 0), c->insn.begin() + e,
+                      Insn{kUndecoded, 0, 0, 0, 0});
         }
     }
 }

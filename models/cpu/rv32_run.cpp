@@ -25,8 +25,10 @@ void Rv32Core::thread() {
 
     static const void* const kDispatch[kOpCount] = {
 #define CANOPY_LABEL(n) &&op_##n,
-        CANOPY_RV32_OPS(CANOPY_LABEL)
+#define CANOPY_LABEL_C(n) &&op_C##n,
+        CANOPY_RV32_OPS(CANOPY_LABEL) CANOPY_RVC_OPS(CANOPY_LABEL_C)
 #undef CANOPY_LABEL
+#undef CANOPY_LABEL_C
     };
     uint32_t* const x = x_.data();
     uint32_t pc, cbase, csize;
@@ -45,11 +47,14 @@ void Rv32Core::thread() {
         if (__builtin_expect(cyc >= limit, 0)) goto slow; \
         DISPATCH();                                       \
     } while (0)
-#define STEP(cost)                           \
-    do {                                     \
-        ++ret, cyc += (cost), pc += 4, ++ip; \
-        NEXT();                              \
+    // The next instruction, `len` bytes on (a decode-cache slot per halfword): STEP for 32-bit
+    // instructions; their 16-bit twins (kC<op>) take the same handler with len 2.
+#define STEP_LEN(cost, len)                                 \
+    do {                                                    \
+        ++ret, cyc += (cost), pc += (len), ip += (len) / 2; \
+        NEXT();                                             \
     } while (0)
+#define STEP(cost) STEP_LEN(cost, 4)
 #define TRAP(c, tval)      \
     do {                   \
         SAVE();            \
@@ -59,13 +64,13 @@ void Rv32Core::thread() {
     } while (0)
     // A jump to `t`: misaligned targets trap on the jump (rd unwritten).
 #define CHECK_TARGET(t) \
-    if (__builtin_expect((t)&3, 0)) TRAP(cause::kInstrMisaligned, (t))
+    if (__builtin_expect((t)&jump_mask_, 0)) TRAP(cause::kInstrMisaligned, (t))
 #define GO(t)                                  \
     do {                                       \
         ++ret, cyc += cb, pc = (t);            \
         const uint32_t o_ = pc - cbase;        \
         if (__builtin_expect(o_ < csize, 1)) { \
-            ip = cinsn + (o_ >> 2);            \
+            ip = cinsn + (o_ >> 1);            \
         } else {                               \
             SAVE();                            \
             ip_ = resolve_slow(pc);            \
@@ -73,17 +78,17 @@ void Rv32Core::thread() {
         }                                      \
         NEXT();                                \
     } while (0)
-#define BRANCH(cond)                               \
+#define BRANCH(cond, len)                          \
     do {                                           \
         if (cond) {                                \
             const uint32_t t_ = uint32_t(ip->imm); \
             CHECK_TARGET(t_);                      \
             GO(t_);                                \
         }                                          \
-        STEP(ca);                                  \
+        STEP_LEN(ca, len);                         \
     } while (0)
     // Loads and stores: alignment, then the last DMI region used, then the slow path.
-#define LOAD_OP(T, bytes, extend)                                               \
+#define LOAD_OP(T, bytes, extend, len)                                          \
     do {                                                                        \
         const uint32_t a_ = x[ip->rs1] + uint32_t(ip->imm);                     \
         const bool mis_ = (bytes) > 1 && __builtin_expect(a_ & ((bytes)-1), 0); \
@@ -104,9 +109,9 @@ void Rv32Core::thread() {
             v_ = extend(T(v_));                                                 \
         }                                                                       \
         x[ip->rd] = v_;                                                         \
-        STEP(cl);                                                               \
+        STEP_LEN(cl, len);                                                      \
     } while (0)
-#define STORE_OP(T, bytes)                                                                  \
+#define STORE_OP(T, bytes, len)                                                             \
     do {                                                                                    \
         const uint32_t a_ = x[ip->rs1] + uint32_t(ip->imm);                                 \
         const bool mis_ = (bytes) > 1 && __builtin_expect(a_ & ((bytes)-1), 0);             \
@@ -124,7 +129,7 @@ void Rv32Core::thread() {
             LOAD();                                                                         \
             if (!ok_) goto slow;                                                            \
         }                                                                                   \
-        STEP(cs);                                                                           \
+        STEP_LEN(cs, len);                                                                  \
     } while (0)
 #define SEXT8(v) uint32_t(int32_t(int8_t(v)))
 #define SEXT16(v) uint32_t(int32_t(int16_t(v)))
@@ -163,12 +168,12 @@ op_Breakpoint:
         // Resuming over this breakpoint: run the instruction memory holds, once.
         skip_bp_pc_ = kNoSkip;
         uint32_t raw;
-        if (!fetch_word(pc, raw)) {
+        if (!fetch_insn(pc, raw)) {
             trap(cause::kInstrAccessFault, pc);
             LOAD();
             goto slow;
         }
-        single_[0] = decode(raw, pc);
+        single_[0] = decode(raw, pc, cfg_.compressed);
         ip_ = &single_[0];
         LOAD();
         DISPATCH();
@@ -180,54 +185,48 @@ op_Breakpoint:
 op_Illegal:
     TRAP(cause::kIllegalInstr, uint32_t(ip->imm));
 
-op_Lui:
-    x[ip->rd] = uint32_t(ip->imm);
-    STEP(ca);
-op_Jal : {
-    const uint32_t t = uint32_t(ip->imm);
-    CHECK_TARGET(t);
-    x[ip->rd] = pc + 4;
-    GO(t);
-}
-op_Jalr : {
-    const uint32_t t = (x[ip->rs1] + uint32_t(ip->imm)) & ~1u;
-    CHECK_TARGET(t);
-    x[ip->rd] = pc + 4;
-    GO(t);
-}
-op_Beq:
-    BRANCH(x[ip->rs1] == x[ip->rs2]);
-op_Bne:
-    BRANCH(x[ip->rs1] != x[ip->rs2]);
+    // An instruction with a 16-bit twin: its handler twice, for len 4 and 2.
+#define TWIN(name, ...)              \
+    op_##name : {                    \
+        constexpr uint32_t kLen = 4; \
+        __VA_ARGS__                  \
+    }                                \
+    op_C##name : {                   \
+        constexpr uint32_t kLen = 2; \
+        __VA_ARGS__                  \
+    }
+
+    TWIN(Lui, x[ip->rd] = uint32_t(ip->imm); STEP_LEN(ca, kLen);)
+    TWIN(Jal, const uint32_t t = uint32_t(ip->imm); CHECK_TARGET(t); x[ip->rd] = pc + kLen; GO(t);)
+    TWIN(Jalr, const uint32_t t = (x[ip->rs1] + uint32_t(ip->imm)) & ~1u; CHECK_TARGET(t);
+         x[ip->rd] = pc + kLen; GO(t);)
+    TWIN(Beq, BRANCH(x[ip->rs1] == x[ip->rs2], kLen);)
+    TWIN(Bne, BRANCH(x[ip->rs1] != x[ip->rs2], kLen);)
 op_Blt:
-    BRANCH(int32_t(x[ip->rs1]) < int32_t(x[ip->rs2]));
+    BRANCH(int32_t(x[ip->rs1]) < int32_t(x[ip->rs2]), 4);
 op_Bge:
-    BRANCH(int32_t(x[ip->rs1]) >= int32_t(x[ip->rs2]));
+    BRANCH(int32_t(x[ip->rs1]) >= int32_t(x[ip->rs2]), 4);
 op_Bltu:
-    BRANCH(x[ip->rs1] < x[ip->rs2]);
+    BRANCH(x[ip->rs1] < x[ip->rs2], 4);
 op_Bgeu:
-    BRANCH(x[ip->rs1] >= x[ip->rs2]);
+    BRANCH(x[ip->rs1] >= x[ip->rs2], 4);
 
 op_Lb:
-    LOAD_OP(uint8_t, 1, SEXT8);
+    LOAD_OP(uint8_t, 1, SEXT8, 4);
 op_Lh:
-    LOAD_OP(uint16_t, 2, SEXT16);
-op_Lw:
-    LOAD_OP(uint32_t, 4, ZEXT);
+    LOAD_OP(uint16_t, 2, SEXT16, 4);
+    TWIN(Lw, LOAD_OP(uint32_t, 4, ZEXT, kLen);)
 op_Lbu:
-    LOAD_OP(uint8_t, 1, ZEXT);
+    LOAD_OP(uint8_t, 1, ZEXT, 4);
 op_Lhu:
-    LOAD_OP(uint16_t, 2, ZEXT);
+    LOAD_OP(uint16_t, 2, ZEXT, 4);
 op_Sb:
-    STORE_OP(uint8_t, 1);
+    STORE_OP(uint8_t, 1, 4);
 op_Sh:
-    STORE_OP(uint16_t, 2);
-op_Sw:
-    STORE_OP(uint32_t, 4);
+    STORE_OP(uint16_t, 2, 4);
+    TWIN(Sw, STORE_OP(uint32_t, 4, kLen);)
 
-op_Addi:
-    x[ip->rd] = x[ip->rs1] + uint32_t(ip->imm);
-    STEP(ca);
+    TWIN(Addi, x[ip->rd] = x[ip->rs1] + uint32_t(ip->imm); STEP_LEN(ca, kLen);)
 op_Slti:
     x[ip->rd] = int32_t(x[ip->rs1]) < ip->imm;
     STEP(ca);
@@ -240,25 +239,13 @@ op_Xori:
 op_Ori:
     x[ip->rd] = x[ip->rs1] | uint32_t(ip->imm);
     STEP(ca);
-op_Andi:
-    x[ip->rd] = x[ip->rs1] & uint32_t(ip->imm);
-    STEP(ca);
-op_Slli:
-    x[ip->rd] = x[ip->rs1] << ip->imm;
-    STEP(ca);
-op_Srli:
-    x[ip->rd] = x[ip->rs1] >> ip->imm;
-    STEP(ca);
-op_Srai:
-    x[ip->rd] = uint32_t(int32_t(x[ip->rs1]) >> ip->imm);
-    STEP(ca);
+    TWIN(Andi, x[ip->rd] = x[ip->rs1] & uint32_t(ip->imm); STEP_LEN(ca, kLen);)
+    TWIN(Slli, x[ip->rd] = x[ip->rs1] << ip->imm; STEP_LEN(ca, kLen);)
+    TWIN(Srli, x[ip->rd] = x[ip->rs1] >> ip->imm; STEP_LEN(ca, kLen);)
+    TWIN(Srai, x[ip->rd] = uint32_t(int32_t(x[ip->rs1]) >> ip->imm); STEP_LEN(ca, kLen);)
 
-op_Add:
-    x[ip->rd] = x[ip->rs1] + x[ip->rs2];
-    STEP(ca);
-op_Sub:
-    x[ip->rd] = x[ip->rs1] - x[ip->rs2];
-    STEP(ca);
+    TWIN(Add, x[ip->rd] = x[ip->rs1] + x[ip->rs2]; STEP_LEN(ca, kLen);)
+    TWIN(Sub, x[ip->rd] = x[ip->rs1] - x[ip->rs2]; STEP_LEN(ca, kLen);)
 op_Sll:
     x[ip->rd] = x[ip->rs1] << (x[ip->rs2] & 31);
     STEP(ca);
@@ -268,21 +255,15 @@ op_Slt:
 op_Sltu:
     x[ip->rd] = x[ip->rs1] < x[ip->rs2];
     STEP(ca);
-op_Xor:
-    x[ip->rd] = x[ip->rs1] ^ x[ip->rs2];
-    STEP(ca);
+    TWIN(Xor, x[ip->rd] = x[ip->rs1] ^ x[ip->rs2]; STEP_LEN(ca, kLen);)
 op_Srl:
     x[ip->rd] = x[ip->rs1] >> (x[ip->rs2] & 31);
     STEP(ca);
 op_Sra:
     x[ip->rd] = uint32_t(int32_t(x[ip->rs1]) >> (x[ip->rs2] & 31));
     STEP(ca);
-op_Or:
-    x[ip->rd] = x[ip->rs1] | x[ip->rs2];
-    STEP(ca);
-op_And:
-    x[ip->rd] = x[ip->rs1] & x[ip->rs2];
-    STEP(ca);
+    TWIN(Or, x[ip->rd] = x[ip->rs1] | x[ip->rs2]; STEP_LEN(ca, kLen);)
+    TWIN(And, x[ip->rd] = x[ip->rs1] & x[ip->rs2]; STEP_LEN(ca, kLen);)
 
 op_Mul:
     x[ip->rd] = x[ip->rs1] * x[ip->rs2];
@@ -339,6 +320,8 @@ op_Csrrci:
 #undef DISPATCH
 #undef NEXT
 #undef STEP
+#undef STEP_LEN
+#undef TWIN
 #undef TRAP
 #undef CHECK_TARGET
 #undef GO

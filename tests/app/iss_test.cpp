@@ -137,7 +137,7 @@ TEST(PlatformIss, AFaultWithNoTrapHandlerEndsTheRunAsATrapLoop) {
         {"ecall", "ecall_m at pc 0x80000004 (mcause 0x0000000b"},
         {"ebreak", "breakpoint at pc 0x80000004 (mcause 0x00000003, mtval 0x80000004)"},
         {"unmapped", "load_access_fault at pc 0x80000008 (mcause 0x00000005, mtval 0x40000000)"},
-        {"misaligned", "instruction_address_misaligned at pc 0x80000002"},
+        {"misaligned", "instruction_address_misaligned at pc 0x80000001"},
         {"jump0",
          "illegal_instruction at pc 0x00000000 (mcause 0x00000002, mtval 0x00000000), "
          "at mtvec 0x00000000 traps to itself"}};
@@ -189,6 +189,15 @@ TEST(PlatformIss, UserModeRunsInTheRamAsTheIsaTestsNeed) {
     EXPECT_EQ(r.status, 0) << r.err;  // the ecall came from user mode with the word right
     r = iss("--quiet --set iss.user_reaches_ram=false --elf " + firmware("user_ram"), d);
     EXPECT_EQ(r.status, 11) << r.err;  // mcause 1 + 10: instruction access fault
+}
+
+// rvc.S checks every 16-bit instruction against its 32-bit expansion, their traps, and code
+// rewritten under the decode cache; it reports the number of the first check that failed.
+TEST(PlatformIss, CompressedInstructionsDoWhatTheirExpansionsDo) {
+    NEED_FIRMWARE();
+    auto d = scratch("iss-rvc");
+    auto r = iss("--quiet --elf " + firmware("rvc"), d);
+    EXPECT_EQ(r.status, 0) << "failed check " << r.status << ": " << r.err;
 }
 
 TEST(PlatformIss, ToHostEndsRiscvTestStylePrograms) {

@@ -28,14 +28,14 @@ class CpuTrap : public CpuTest {
     // Runs `body` with the recording handler installed; expects exactly one trap.
     void expect_trap(const std::function<void(Asm&)>& body, uint32_t mcause,
                      const std::function<uint32_t(const Asm&)>& mtval_of,
-                     const std::string& epc_label) {
+                     const std::string& epc_label, const CoreConfig& cfg = CoreConfig()) {
         Asm a;
         a.set_mtvec("handler");
         body(a);
         a.exit_code(1);  // not reached
         recording_handler(a);
         const uint32_t mtval = mtval_of(a);
-        ASSERT_TRUE(run_program(a)) << trap_log();
+        ASSERT_TRUE(run_program(a, cfg)) << trap_log();
         EXPECT_EQ(exit_code(), 0x99u) << trap_log();
         EXPECT_EQ(x(s9), mcause);
         EXPECT_EQ(x(s10), mtval);
@@ -47,6 +47,13 @@ class CpuTrap : public CpuTest {
     }
 };
 class CpuInterrupt : public CpuTest {};
+
+// RV32IM without the C extension: IALIGN 32.
+CoreConfig without_c() {
+    CoreConfig c;
+    c.compressed = false;
+    return c;
+}
 
 TEST_F(CpuCsr, AllSixFormsReadOldValueAndWrite) {
     Asm a;
@@ -113,13 +120,13 @@ TEST_F(CpuCsr, MachineInformationAndStatus) {
     a.csrw(csrn::mip, t0).csrr(s3, csrn::mip);  // mip bits are driven by the lines only
     a.exit(zero);
     ASSERT_TRUE(run_program(a)) << trap_log();
-    EXPECT_EQ(x(a0), 0x40101100u);  // MXL = 32, I, M, U
+    EXPECT_EQ(x(a0), 0x40101104u);  // MXL = 32, I, M, U, C
     EXPECT_EQ(x(a1), 0x1800u);      // MPP = M
     EXPECT_EQ(x(a2), 0u);
     EXPECT_EQ(x(a3), 0u);
     EXPECT_EQ(x(a4), 0u);
     EXPECT_EQ(x(a5), 0u);
-    EXPECT_EQ(x(a6), 0x40101100u);
+    EXPECT_EQ(x(a6), 0x40101104u);
     EXPECT_EQ(x(a7), 0x1888u);  // MIE, MPIE, MPP
     EXPECT_EQ(x(s2), 0x888u);   // MSIE, MTIE, MEIE
     EXPECT_EQ(x(s3), 0u);
@@ -136,7 +143,16 @@ TEST_F(CpuCsr, MtvecModesAndMepcAlignment) {
     EXPECT_EQ(x(a0), 0x100u);
     EXPECT_EQ(x(a1), 0x101u);
     EXPECT_EQ(x(a2), 0x201u);
-    EXPECT_EQ(x(a3), 0x1234u);
+    EXPECT_EQ(x(a3), 0x1236u);  // IALIGN 16 with C: bit 0 only reads zero
+}
+
+TEST_F(CpuCsr, WithoutCMisaLacksItAndMepcIsWordAligned) {
+    Asm a;
+    a.csrr(a0, csrn::misa).li(t0, 0x1237).csrw(csrn::mepc, t0).csrr(a1, csrn::mepc);
+    a.exit(zero);
+    ASSERT_TRUE(run_program(a, without_c())) << trap_log();
+    EXPECT_EQ(x(a0), 0x40101100u);  // MXL = 32, I, M, U
+    EXPECT_EQ(x(a1), 0x1234u);
 }
 
 TEST_F(CpuCsr, CountersAndTheirShadows) {
@@ -246,14 +262,35 @@ TEST_F(CpuTrap, MisalignedJumpTrapsOnTheJumpWithoutLinking) {
             a.label("jump")(jalr(ra, t0, 0));
             a.label("somewhere").nops(2);
         },
-        cause::kInstrMisaligned, [](const Asm& a) { return a.addr("somewhere") + 2; }, "jump");
+        cause::kInstrMisaligned, [](const Asm& a) { return a.addr("somewhere") + 2; }, "jump",
+        without_c());
     EXPECT_EQ(x(ra), 0x5555u);
 }
 
 TEST_F(CpuTrap, MisalignedJalTarget) {
     expect_trap([](Asm& a) { a.li(ra, 0x5555).label("jump")(jal(ra, 6)).nops(3); },
-                cause::kInstrMisaligned, [](const Asm& a) { return a.addr("jump") + 6; }, "jump");
+                cause::kInstrMisaligned, [](const Asm& a) { return a.addr("jump") + 6; }, "jump",
+                without_c());
     EXPECT_EQ(x(ra), 0x5555u);
+}
+
+// With C, a halfword is a valid target: the jump lands in the middle of a word and runs the
+// 16-bit instruction there (c.li a0, 5), linking pc + 4 (the jal is a 32-bit one).
+TEST_F(CpuTrap, WithCAJumpToAHalfwordRunsTheInstructionThere) {
+    Asm a;
+    a.li(ra, 0x5555).li(a0, 1).label("jump")(jal(ra, 6));
+    a((0x4515u << 16) | 0x0001u);  // c.nop (jumped over), c.li a0, 5
+    a.exit(a0);
+    ASSERT_TRUE(run_program(a)) << trap_log();
+    EXPECT_EQ(exit_code(), 5u);
+    EXPECT_EQ(x(ra), a.addr("jump") + 4);
+    EXPECT_TRUE(traps.empty()) << trap_log();
+}
+
+// Without C a 16-bit encoding is no instruction: two c.nops in a word trap as one illegal word.
+TEST_F(CpuTrap, WithoutCACompressedEncodingIsIllegal) {
+    expect_trap([](Asm& a) { a.label("here")(0x00010001u); }, cause::kIllegalInstr,
+                [](const Asm&) { return 0x00010001u; }, "here", without_c());
 }
 
 TEST_F(CpuTrap, MisalignedBranchTargetOnlyWhenTaken) {
@@ -263,7 +300,7 @@ TEST_F(CpuTrap, MisalignedBranchTargetOnlyWhenTaken) {
     a.label("br")(beq(t0, t0, 6));
     a.exit_code(1).nops(4);
     recording_handler(a);
-    ASSERT_TRUE(run_program(a)) << trap_log();
+    ASSERT_TRUE(run_program(a, without_c())) << trap_log();
     EXPECT_EQ(exit_code(), 0x99u);
     EXPECT_EQ(x(s9), cause::kInstrMisaligned);
     EXPECT_EQ(x(s10), a.addr("br") + 6);

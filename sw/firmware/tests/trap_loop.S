@@ -6,8 +6,8 @@
 _start:
     nop
 #if defined(FAULT_MISALIGNED)
-    .globl _start_plus_2        /* the entry point: misaligned */
-    .set _start_plus_2, _start + 2
+    .globl _start_plus_1        /* the entry point: misaligned (odd: with C, +2 is not) */
+    .set _start_plus_1, _start + 1
     nop
 #elif defined(FAULT_ILLEGAL)
     .word 0                     /* all zeros: illegal */
