@@ -36,7 +36,7 @@ constexpr uint64_t kStagger = 3 * kStripe;  // thread t starts 3t SPUs further
 json bandwidth_run(bool quick, const PlatformConfig& cfg) {
     PrototypeMachine m(cfg, "willow-io");
     const uint64_t per_thread = (quick ? 1 : 4) * kMiB;
-    const uint64_t small_reads = quick ? 256 : 1024;  // per thread
+    const uint64_t small_reads = quick ? 512 : 1024;  // per thread
     Barrier barrier{kThreads, m.platform->host};
     Span write, read, small;
     sw::StoreStats before, after;  // the flash store's counters around the phases

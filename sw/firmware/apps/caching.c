@@ -43,6 +43,12 @@ static uint8_t st[CACHE_MAX_FRAMES / 2]; /* 4 bits a frame; all zero: the zeros 
 static struct cache_grant_args grants[CACHE_MAX_GRANTS]; /* blocks 0: unused */
 static struct cache_entry e;                             /* the entry the last chain step read */
 static struct cache_bucket bk;                           /* the bucket the last walk read */
+/* Buckets at hand in DMEM, direct-mapped by bucket number and written through, so that a hit at
+ * a chain's head (the hot blocks, which the clock keeps) reads nothing from the store. */
+static struct {
+    uint16_t tag, head; /* tag: the bucket + 1 (0: empty); its head */
+    uint32_t block;
+} ix[CACHE_INDEX];
 
 static uint32_t state(uint32_t f) { return st[f >> 1] >> (f & 1) * 4 & 15u; }
 static void set_state(uint32_t f, uint32_t v) {
@@ -53,6 +59,32 @@ static uint32_t entry_at(uint32_t f) { return c.base + CACHE_ENTRIES_AT + f * si
 static uint32_t bucket(uint32_t block) { return block / c.spus % CACHE_BUCKETS(c.frames); }
 static uint32_t bucket_at(uint32_t block) {
     return c.base + CACHE_BUCKETS_AT(c.frames) + sizeof bk * bucket(block);
+}
+/* The block's bucket into bk: from the index, else from the store (and into the index). */
+static void remember(uint32_t b) {
+    ix[b % CACHE_INDEX].tag = (uint16_t)(b + 1);
+    ix[b % CACHE_INDEX].head = (uint16_t)bk.head;
+    ix[b % CACHE_INDEX].block = bk.block;
+}
+static uint32_t read_bucket(uint32_t block) {
+    const uint32_t b = bucket(block);
+    if (ix[b % CACHE_INDEX].tag == b + 1) {
+        bk.head = ix[b % CACHE_INDEX].head;
+        bk.block = ix[b % CACHE_INDEX].block;
+        return CACHE_OK;
+    }
+    const uint32_t r = nvm_read(bucket_at(block), &bk, sizeof bk);
+    if (!r && bk.head <= c.frames) remember(b); /* a corrupt head stays for the walk to see */
+    return r;
+}
+/* bk as the block's bucket, in the store and the index (which forgets it if the write failed). */
+static uint32_t write_bucket(uint32_t block) {
+    const uint32_t b = bucket(block), r = nvm_write(bucket_at(block), &bk, sizeof bk);
+    if (r)
+        ix[b % CACHE_INDEX].tag = 0;
+    else
+        remember(b);
+    return r;
 }
 static uint32_t frame_at(uint32_t f) {
     return c.base + CACHE_FRAMES_AT(c.frames) + f * CACHE_BLOCK_BYTES;
@@ -92,7 +124,7 @@ static void touch(uint32_t f) {
  * block at the chain's head is found by its bucket alone). */
 static uint32_t walk(uint32_t block, uint32_t want, uint32_t* link, uint32_t* r) {
     *link = bucket_at(block);
-    *r = nvm_read(*link, &bk, sizeof bk);
+    *r = read_bucket(block);
     if (!*r && !want && bk.head && bk.head <= c.frames && bk.block == block &&
         state(bk.head - 1) & ST_VALID)
         return bk.head;
@@ -222,6 +254,7 @@ static void setup(const struct spu_rpc_header* h) {
     for (uint32_t i = 0; i < CACHE_STATS_COUNT; ++i) c.stat[i] = 0;
     c.stat[CACHE_STAT_FRAMES] = s.frames;
     for (uint32_t i = 0; i < sizeof st; ++i) st[i] = 0;
+    for (uint32_t i = 0; i < CACHE_INDEX; ++i) ix[i].tag = 0; /* another region, or a format */
     if (s.format) {
         const uint32_t end = CACHE_FRAMES_AT(s.frames);
         for (uint32_t off = CACHE_ENTRIES_AT; !r && off < end; off += sizeof st)
@@ -321,7 +354,7 @@ static uint32_t unlink(uint32_t link, uint32_t block) {
     bk.head = e.next;
     bk.block = 0;
     if (bk.head) r = nvm_read(entry_at(bk.head - 1), &bk.block, 4); /* its first word */
-    if (!r) r = nvm_write(link, &bk, sizeof bk);
+    if (!r) r = write_bucket(block);
     return r;
 }
 
@@ -347,7 +380,7 @@ static void install(const struct spu_rpc_header* h) {
         }
     }
     if (!r) r = rpc_receive_to_nvm(frame_at(f), CACHE_BLOCK_BYTES);
-    if (!r) r = nvm_read(bucket_at(a.block), &bk, sizeof bk);
+    if (!r) r = read_bucket(a.block);
     if (!r) { /* the entry, then the bucket names it: the frame joins the chain at its head */
         e.block = a.block;
         e.next = bk.head;
@@ -356,7 +389,7 @@ static void install(const struct spu_rpc_header* h) {
     }
     bk.head = f + 1;
     bk.block = a.block;
-    if (!r) r = nvm_write(bucket_at(a.block), &bk, sizeof bk);
+    if (!r) r = write_bucket(a.block);
     if (!r) {
         account(f, e.flags);
         touch(f);

@@ -46,6 +46,7 @@
 
 #define CACHE_BLOCK_BYTES 0x1000u /* a cache block: a frame, a disk block */
 #define CACHE_MAX_FRAMES 0x800u   /* per SPU: 2,048 x 4 bits of state in DMEM */
+#define CACHE_INDEX 128u          /* buckets the app keeps in DMEM (of 2 per frame) */
 #define CACHE_HEADER_BYTES 0x1000u
 #define CACHE_MAGIC 0x43414348u /* "CACH" */
 

@@ -51,8 +51,13 @@ static uint32_t install(int code) {
     return SPU_OS_OK;
 }
 
+/* An entry point inside the slot, on an instruction boundary: any halfword when the core has the
+ * C extension (misa bit 2), else a word. */
 static int in_code_slot(uint32_t addr, unsigned slot) {
-    return (addr & 3) == 0 && addr - slot_code_base(slot) < SPU_OS_CODE_SLOT_SIZE;
+    uint32_t misa;
+    __asm__("csrr %0, misa" : "=r"(misa));
+    return (addr & (misa & 4 ? 1u : 3u)) == 0 &&
+           addr - slot_code_base(slot) < SPU_OS_CODE_SLOT_SIZE;
 }
 
 static uint32_t activate(void) {

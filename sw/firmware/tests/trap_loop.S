@@ -2,6 +2,7 @@
  * instruction) that fault at once, one way each: the core is caught in a trap loop that only
  * the harness can end (`canopy iss` exit status 4). Built once per FAULT below. */
     .section .text.init, "ax", @progbits
+    .option norvc               /* 4-byte instructions: the tests name their addresses */
     .globl _start
 _start:
     nop
