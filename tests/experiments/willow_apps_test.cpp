@@ -33,8 +33,9 @@ TEST(PlatformWillowAppsExp, AtomicWritesKeyValueAndCachingAgainstTheHostWays) {
     // Caching against FlashCache on one access sequence: a hit from user space skips the system
     // call and the kernel's lookup, reads and writes alike; the miss-rate row is the hit ratios'.
     EXPECT_LT(sim("C.4"), 1.0);
-    EXPECT_GT(sim("C.5"), 0.0);
-    EXPECT_GT(sim("C.6"), 0.0);
+    // The hit latency Caching saves, within 20 % of the paper's (docs/willow.md: the bucket index
+    // in DMEM and the apps at -O2 brought them there; the quick run: 29.8 % and 51.7 %).
+    for (const char* id : {"C.5", "C.6"}) canopy_test::expect_within(rows, id, 20);
     EXPECT_NEAR(sim("C.3"), 1 - (1 - sim("C.1")) / (1 - sim("C.2")), 1e-9);
     for (const char* id : {"C.1", "C.2"}) {
         EXPECT_GT(sim(id), 0.5) << id;  // 90% of the accesses go to twice the frames' blocks
