@@ -45,7 +45,7 @@ static struct cache_entry e;                             /* the entry the last c
 static struct cache_bucket bk;                           /* the bucket the last walk read */
 /* Buckets at hand in DMEM, direct-mapped by bucket number and written through, so that a hit at
  * a chain's head (the hot blocks, which the clock keeps) reads nothing from the store. */
-static struct {
+static struct ix_entry {
     uint16_t tag, head; /* tag: the bucket + 1 (0: empty); its head */
     uint32_t block;
 } ix[CACHE_INDEX];
@@ -60,17 +60,21 @@ static uint32_t bucket(uint32_t block) { return block / c.spus % CACHE_BUCKETS(c
 static uint32_t bucket_at(uint32_t block) {
     return c.base + CACHE_BUCKETS_AT(c.frames) + sizeof bk * bucket(block);
 }
-/* The block's bucket into bk: from the index, else from the store (and into the index). */
+/* Bucket b's place in the index, and bk kept there as bucket b. */
+static struct ix_entry* ix_at(uint32_t b) { return &ix[b % CACHE_INDEX]; }
 static void remember(uint32_t b) {
-    ix[b % CACHE_INDEX].tag = (uint16_t)(b + 1);
-    ix[b % CACHE_INDEX].head = (uint16_t)bk.head;
-    ix[b % CACHE_INDEX].block = bk.block;
+    struct ix_entry* x = ix_at(b);
+    x->tag = (uint16_t)(b + 1);
+    x->head = (uint16_t)bk.head;
+    x->block = bk.block;
 }
+/* The block's bucket into bk: from the index, else from the store (and into the index). */
 static uint32_t read_bucket(uint32_t block) {
     const uint32_t b = bucket(block);
-    if (ix[b % CACHE_INDEX].tag == b + 1) {
-        bk.head = ix[b % CACHE_INDEX].head;
-        bk.block = ix[b % CACHE_INDEX].block;
+    const struct ix_entry* x = ix_at(b);
+    if (x->tag == b + 1) {
+        bk.head = x->head;
+        bk.block = x->block;
         return CACHE_OK;
     }
     const uint32_t r = nvm_read(bucket_at(block), &bk, sizeof bk);
@@ -81,7 +85,7 @@ static uint32_t read_bucket(uint32_t block) {
 static uint32_t write_bucket(uint32_t block) {
     const uint32_t b = bucket(block), r = nvm_write(bucket_at(block), &bk, sizeof bk);
     if (r)
-        ix[b % CACHE_INDEX].tag = 0;
+        ix_at(b)->tag = 0;
     else
         remember(b);
     return r;
