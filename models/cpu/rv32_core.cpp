@@ -87,7 +87,7 @@ Rv32Core::Rv32Core(sc_core::sc_module_name name, const CoreConfig& cfg, core::Se
     set_costs(0);
     pc_ = cfg_.reset_pc;
     single_[1] = single_[2] = make(kEnd);
-    jump_mask_ = cfg_.compressed ? 0 : 3;
+    ialign_mask_ = cfg_.compressed ? 1 : 3;
 
     bus.register_invalidate_direct_mem_ptr(this, &Rv32Core::invalidate_dmi);
     if (services.waves.enabled()) {

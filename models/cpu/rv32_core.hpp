@@ -271,8 +271,9 @@ class Rv32Core : public sc_core::sc_module {
     // Per-class cycle costs, fetch latency included.
     uint32_t c_alu_ = 1, c_load_ = 1, c_store_ = 1, c_branch_ = 1, c_mul_ = 1, c_div_ = 1;
     uint32_t fetch_stall_ = 0;
-    // Low bits a jump target may not have: 3 for IALIGN 32, 0 with C (targets are always even).
-    uint32_t jump_mask_ = 3;
+    // Low bits an instruction's address may not have: 3 for IALIGN 32, 1 with C (IALIGN 16).
+    // One mask serves fetch, jump targets and mepc.
+    uint32_t ialign_mask_ = 3;
 
     // Decode caches and DMI regions. `cur_*` is the cache the run loop is executing from.
     std::vector<std::unique_ptr<Region>> regions_;

@@ -307,7 +307,7 @@ bool Rv32Core::csr_write(uint16_t a, uint32_t v) {
             mscratch_ = v;
             return false;
         case 0x341:
-            mepc_ = v & (cfg_.compressed ? ~1u : ~3u);
+            mepc_ = v & ~ialign_mask_;
             return false;  // IALIGN 16 with C, else 32
         case 0x342:
             mcause_ = v;

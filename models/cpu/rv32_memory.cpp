@@ -23,7 +23,7 @@ constexpr uint32_t kWindowBytes = 1u << 20;  // most code one decode cache cover
 // (resolve is inline in rv32_internal.hpp.)
 
 Insn* Rv32Core::resolve_slow(uint32_t pc) {
-    if (pc & (cfg_.compressed ? 1 : 3)) {
+    if (pc & ialign_mask_) {
         fault_ = make(kFetchMisaligned);
         return &fault_;
     }

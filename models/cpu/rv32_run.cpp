@@ -64,7 +64,7 @@ void Rv32Core::thread() {
     } while (0)
     // A jump to `t`: misaligned targets trap on the jump (rd unwritten).
 #define CHECK_TARGET(t) \
-    if (__builtin_expect((t)&jump_mask_, 0)) TRAP(cause::kInstrMisaligned, (t))
+    if (__builtin_expect((t)&ialign_mask_, 0)) TRAP(cause::kInstrMisaligned, (t))
 #define GO(t)                                  \
     do {                                       \
         ++ret, cyc += cb, pc = (t);            \

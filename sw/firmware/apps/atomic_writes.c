@@ -229,7 +229,7 @@ static void vectorlogwrite(const struct spu_rpc_header* h) {
     struct aw_vector_args v;
     uint32_t r = begin(h);
     if (!r) r = take(&v, sizeof v);
-    for (uint32_t k = 0; k < v.count && !r; ++k) r = log_write(h->origin);
+    for (uint32_t k = 0; !r && k < v.count; ++k) r = log_write(h->origin);
     if (!r && aw.left) r = AW_E_ARGS;
     rpc_send_response(r);
 }
