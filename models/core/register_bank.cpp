@@ -355,6 +355,7 @@ RegisterBank::RegisterBank(sc_core::sc_module_name name, RegisterMap map, Servic
       socket("socket"),
       map_(std::move(map)),
       cfg_(cfg),
+      access_(cfg.access_ns, sc_core::SC_NS),
       services_(services),
       values_(map_.registers().size()),
       write_callbacks_(map_.registers().size()),
@@ -474,8 +475,7 @@ tlm::tlm_response_status RegisterBank::response(Refusal refusal) {
 
 void RegisterBank::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     const sc_core::sc_time start = sc_core::sc_time_stamp() + delay;
-    const sc_core::sc_time latency(cfg_.access_ns, sc_core::SC_NS);
-    delay += latency;
+    delay += access_;
     const sc_core::sc_time at = sc_core::sc_time_stamp() + delay;
     size_t index = 0;
     unsigned shift = 0;
@@ -521,7 +521,7 @@ void RegisterBank::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& d
         }
         services_.trace.complete(
             track_, refusal != Refusal::None ? "refused" : (is_write ? "write" : "read"), "mmio",
-            start, latency, flow_of(gp), args);
+            start, access_, flow_of(gp), args);
     }
 }
 

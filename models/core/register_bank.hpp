@@ -220,6 +220,7 @@ class RegisterBank : public sc_core::sc_module {
 
     RegisterMap map_;
     RegisterBankConfig cfg_;
+    sc_core::sc_time access_;  // cfg_.access_ns, made once: every bus access adds it
     Services& services_;
     std::vector<uint64_t> values_;
     std::vector<std::vector<WriteCallback>> write_callbacks_;

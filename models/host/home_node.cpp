@@ -39,6 +39,9 @@ HomeNode::HomeNode(sc_core::sc_module_name name, const HomeNodeConfig& cfg,
       memory_initiator("memory_initiator"),
       io_target("io_target"),
       cfg_((cfg.validate(), cfg)),
+      t_request_(cfg_.request_ns, SC_NS),
+      t_snoop_(cfg_.snoop_ns, SC_NS),
+      t_slc_hit_(cfg_.slc_hit_ns, SC_NS),
       slc_(cfg.slc),
       snoop_buf_(cfg.slc.line_bytes),
       atomic_buf_(cfg.slc.line_bytes),
@@ -118,7 +121,7 @@ sc_time HomeNode::snoop(uint64_t line_address, LineEntry& e, uint32_t mask, Snoo
         if (!(mask & (1u << r))) continue;
         snoops_.add();
         // The snooper sees the absolute offset (a snoop over the link occupies it then).
-        sc_time t = at + sc_time(cfg_.snoop_ns, SC_NS);
+        sc_time t = at + t_snoop_;
         core::SnoopResponse resp = requesters_[r].cache->snoop(kind, line_address, buf, t);
         slowest = std::max(slowest, t - at);
         if (resp.data) {
@@ -141,7 +144,7 @@ sc_time HomeNode::fetch(uint64_t line_address, uint8_t* line) {
     if (auto* l = slc_.find(line_address)) {
         slc_hits_.add();
         std::memcpy(line, slc_.data(*l), line_bytes());
-        return sc_time(cfg_.slc_hit_ns, SC_NS);
+        return t_slc_hit_;
     }
     slc_misses_.add();
     // Assumed: the SLC lookup overlaps the DRAM request, so a miss costs DRAM's latency alone.
@@ -182,7 +185,7 @@ HomeNode::Result HomeNode::request(unsigned requester, CohRequest req, uint64_t 
         hazard_wait_.sample(core::ns_of(busy - now - delay));
         delay = busy - now;
     }
-    delay += sc_time(cfg_.request_ns, SC_NS);
+    delay += t_request_;
     const uint32_t me = 1u << requester;
     Holders& h = e.holders;
     const uint32_t others = h.sharers & ~me;
@@ -320,7 +323,7 @@ void HomeNode::io_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         } else if (!all_in_slc) {
             memory_access(false, a, p, n, t_data);
         } else {
-            t_data = sc_time(cfg_.slc_hit_ns, SC_NS);
+            t_data = t_slc_hit_;
         }
     } catch (const std::out_of_range&) {
         errors_.add();

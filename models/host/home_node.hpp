@@ -123,6 +123,8 @@ class HomeNode : public sc_core::sc_module, public core::CoherentHome {
                             const sc_core::sc_time& at = sc_core::SC_ZERO_TIME);
 
     HomeNodeConfig cfg_;
+    // The config's latencies as sc_time, made once (each request adds some of them).
+    sc_core::sc_time t_request_, t_snoop_, t_slc_hit_;
     core::CacheArray slc_;
     // Scratch lines and the DRAM payload (snoop(), request() and the DRAM are never re-entered:
     // requests do not wait). A payload per DRAM access cost an allocation.
