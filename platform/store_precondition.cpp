@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -17,6 +18,12 @@
 namespace canopy::platform {
 
 namespace {
+// The FTL's mapping unit in bytes (ssd.store.unit_bytes; 0: a page).
+uint32_t store_unit_bytes(const PlatformConfig& cfg) {
+    const uint32_t unit = cfg.ssd.store.unit_bytes;
+    return unit ? unit : cfg.nand.geometry.page_bytes;
+}
+
 // Bytes of memory as tokens, one per unit: what SSD memory holds before anything is written
 // there (zeros), a fill with 0xFF, or a device unit's bytes (kUnit + unit).
 constexpr uint64_t kZero = 0, kOnes = 1, kUnit = 2;
@@ -144,49 +151,172 @@ void fill_units(const uint64_t* tokens, uint32_t upp, uint32_t ub, uint8_t* out)
     }
 }
 
-// One plane's preconditioned pages as its NAND keeps them: per page its units' tokens and its
-// encoded spare area (parity, metadata: costly to compute, an eighth of the page); the data area
-// is made again whenever a page is sensed (the units' bytes, randomised as the controller does).
-// An erased block's pages are dropped.
+// The token of a unit's bytes when fill_units would make them again (zeros, 0xFF, or what
+// preconditioning wrote at some device offset), else kPooled (no token).
+constexpr uint64_t kPooled = uint64_t(1) << 63;  // | an index into a KeptPlane's pool
+uint64_t token_of(const uint8_t* unit, uint32_t ub) {
+    uint64_t w0;
+    std::memcpy(&w0, unit, 8);
+    const uint64_t zero = 0, ones = ~uint64_t(0);
+    // Preconditioning's: word k holds w0 + 8k, w0 a multiple of ub (little-endian, as written).
+    const uint64_t step = (w0 == zero || w0 == ones || w0 % ub) ? 0 : 8;
+    for (uint32_t k = 1; k < ub / 8; ++k) {
+        uint64_t w;
+        std::memcpy(&w, unit + 8 * k, 8);
+        if (w != w0 + step * k) return kPooled;
+    }
+    return w0 == zero ? kZero : w0 == ones ? kOnes : step ? kUnit + w0 / ub : kPooled;
+}
+
+// One plane's pages as its NAND keeps them, without their bytes: per page its units' tokens and
+// its encoded spare area (parity, metadata: costly to compute, an eighth of the page); the data
+// area is made again whenever a page is sensed (the units' bytes, randomised as the controller
+// does). Preconditioning puts its pages here (keep); with nand.compact_pages the plane offers
+// every page the controller programs in time too (keep_programmed), whose units that have no
+// token (a host's data) go to a pool that holds each distinct unit once, shared by every page
+// of the plane that holds it (fio writes the same few buffers over and over). An erased block's
+// pages are dropped. The cells are the same words either way, so no result changes.
 class KeptPlane : public nand::PageSource {
   public:
     struct Shape {
         uint32_t upp, ub, page_bytes, spare_bytes, pages_per_block;
+        bool compact;  // nand.compact_pages: keep the pages programmed in time too
     };
     KeptPlane(const ssd::FlashController& ctl, uint32_t die, uint32_t plane, Shape shape)
         : ctl_(ctl), die_(die), plane_(plane), k_(shape) {}
     // Page (block, wl): its units' tokens (upp) and its encoded page (spare area from page_bytes).
     void keep(uint32_t block, uint32_t wl, const uint64_t* tokens, const uint8_t* page) {
-        Block& b = blocks_[block];
-        if (!b.spare) {
-            b.tokens.assign(size_t(k_.pages_per_block) * k_.upp, 0);
-            b.spare.reset(new uint8_t[size_t(k_.pages_per_block) * k_.spare_bytes]);
-        }
+        Block& b = block_at(block);
         std::copy_n(tokens, k_.upp, &b.tokens[size_t(wl) * k_.upp]);
         std::memcpy(&b.spare[size_t(wl) * k_.spare_bytes], page + k_.page_bytes, k_.spare_bytes);
+        b.kept[wl] = true;
     }
     void cells(uint32_t block, uint32_t wl, uint64_t* words) const override {
         const Block& b = blocks_.at(block);
         uint8_t* bytes = reinterpret_cast<uint8_t*>(words);
-        fill_units(&b.tokens[size_t(wl) * k_.upp], k_.upp, k_.ub, bytes);
+        const uint64_t* t = &b.tokens[size_t(wl) * k_.upp];
+        for (uint32_t s = 0; s < k_.upp; ++s) {
+            uint8_t* out = bytes + size_t(s) * k_.ub;
+            if (t[s] & kPooled)
+                std::memcpy(out, pool_[t[s] & ~kPooled].bytes.get(), k_.ub);
+            else
+                fill_units(&t[s], 1, k_.ub, out);
+        }
         ctl_.randomise_page(die_, plane_, block, wl, bytes);
         std::memcpy(bytes + k_.page_bytes, &b.spare[size_t(wl) * k_.spare_bytes], k_.spare_bytes);
         // The padding of the last word, as a program's data load leaves it.
-        const size_t total = size_t(k_.page_bytes) + k_.spare_bytes;
-        std::memset(bytes + total, 0xFF, (total + 7) / 8 * 8 - total);
+        std::memset(bytes + total(), 0xFF, padded() - total());
     }
-    void erased(uint32_t block) override { blocks_.erase(block); }
+    void erased(uint32_t block) override {
+        auto it = blocks_.find(block);
+        if (it == blocks_.end()) return;
+        for (uint32_t wl = 0; wl < k_.pages_per_block; ++wl)
+            if (it->second.kept[wl])
+                for (uint32_t s = 0; s < k_.upp; ++s)
+                    release(it->second.tokens[size_t(wl) * k_.upp + s]);
+        blocks_.erase(it);
+    }
+    bool keep_programmed(uint32_t block, uint32_t wl, const uint64_t* words) override {
+        if (!k_.compact) return false;
+        const uint8_t* bytes = reinterpret_cast<const uint8_t*>(words);
+        for (size_t i = total(); i < padded(); ++i)
+            if (bytes[i] != 0xFF) return false;  // not as cells() would make it
+        plain_.assign(bytes, bytes + k_.page_bytes);
+        ctl_.randomise_page(die_, plane_, block, wl, plain_.data());  // a keystream: undone
+        uint64_t tokens[8];
+        for (uint32_t s = 0; s < k_.upp; ++s) {
+            const uint8_t* unit = plain_.data() + size_t(s) * k_.ub;
+            tokens[s] = token_of(unit, k_.ub);
+            if (tokens[s] == kPooled) tokens[s] = pooled(unit);
+        }
+        keep(block, wl, tokens, bytes);
+        return true;
+    }
 
   private:
     struct Block {
         std::vector<uint64_t> tokens;      // upp per page
         std::unique_ptr<uint8_t[]> spare;  // spare_bytes per page
+        std::vector<bool> kept;            // per page: this source holds it
     };
+    struct Pooled {
+        std::unique_ptr<uint8_t[]> bytes;  // ub
+        size_t hash = 0;
+        uint64_t refs = 0;  // tokens that name it; 0: free, on free_
+    };
+    size_t total() const { return size_t(k_.page_bytes) + k_.spare_bytes; }
+    size_t padded() const { return (total() + 7) / 8 * 8; }
+    Block& block_at(uint32_t block) {
+        Block& b = blocks_[block];
+        if (!b.spare) {
+            b.tokens.assign(size_t(k_.pages_per_block) * k_.upp, 0);
+            b.spare.reset(new uint8_t[size_t(k_.pages_per_block) * k_.spare_bytes]);
+            b.kept.assign(k_.pages_per_block, false);
+        }
+        return b;
+    }
+    // The pool's token for a unit's bytes, added if no page holds them yet.
+    uint64_t pooled(const uint8_t* unit) {
+        const size_t h =
+            std::hash<std::string_view>{}({reinterpret_cast<const char*>(unit), k_.ub});
+        for (auto [it, end] = by_hash_.equal_range(h); it != end; ++it)
+            if (!std::memcmp(pool_[it->second].bytes.get(), unit, k_.ub)) {
+                ++pool_[it->second].refs;
+                return kPooled | it->second;
+            }
+        uint32_t i;
+        if (free_.empty()) {
+            i = uint32_t(pool_.size());
+            pool_.emplace_back();
+        } else {
+            i = free_.back();
+            free_.pop_back();
+        }
+        Pooled& p = pool_[i];
+        p.bytes.reset(new uint8_t[k_.ub]);
+        std::memcpy(p.bytes.get(), unit, k_.ub);
+        p.hash = h;
+        p.refs = 1;
+        by_hash_.emplace(h, i);
+        return kPooled | i;
+    }
+    void release(uint64_t token) {
+        if (!(token & kPooled)) return;
+        const uint32_t i = uint32_t(token & ~kPooled);
+        Pooled& p = pool_[i];
+        if (--p.refs) return;
+        for (auto [it, end] = by_hash_.equal_range(p.hash); it != end; ++it)
+            if (it->second == i) {
+                by_hash_.erase(it);
+                break;
+            }
+        p.bytes.reset();
+        free_.push_back(i);
+    }
+
     const ssd::FlashController& ctl_;
     uint32_t die_, plane_;
     Shape k_;
     std::unordered_map<uint32_t, Block> blocks_;  // by the plane's block
+    std::vector<Pooled> pool_;
+    std::vector<uint32_t> free_;
+    std::unordered_multimap<size_t, uint32_t> by_hash_;
+    std::vector<uint8_t> plain_;  // keep_programmed's page, de-randomised
 };
+
+// The plane's KeptPlane: the one it has, else a new one it is given.
+std::shared_ptr<KeptPlane> kept_plane(Platform& p, uint32_t channel, uint32_t die, uint32_t plane) {
+    nand::Plane& pl = p.nand.die(channel, die).plane(plane);
+    if (auto k = std::dynamic_pointer_cast<KeptPlane>(pl.source())) return k;
+    const nand::Geometry& g = p.cfg.nand.geometry;
+    const uint32_t ub = store_unit_bytes(p.cfg);
+    auto k = std::make_shared<KeptPlane>(
+        *p.device.ssd.flash.at(channel), die, plane,
+        KeptPlane::Shape{g.page_bytes / ub, ub, g.page_bytes, g.spare_bytes, g.wordlines_per_block,
+                         p.cfg.nand.compact_pages});
+    pl.set_source(k);
+    return k;
+}
 
 void check_ftl(int rc, uint32_t channel, const char* what) {
     if (rc != FTL_OK)
@@ -243,11 +373,18 @@ void precondition_bytes(uint64_t offset, uint8_t* out, uint32_t n) {
 
 StorePreconditioner::StorePreconditioner(Platform& p, const sw::BlockGeometry& geo)
     : platform_(p), geo_(geo) {
-    const nand::Geometry& n = p.cfg.nand.geometry;
-    const uint32_t page = n.page_bytes, unit = p.cfg.ssd.store.unit_bytes;
-    unit_bytes_ = unit ? unit : page;
-    upp_ = page / unit_bytes_;
-    pages_per_block_ = n.wordlines_per_block;
+    unit_bytes_ = store_unit_bytes(p.cfg);
+    upp_ = p.cfg.nand.geometry.page_bytes / unit_bytes_;
+    pages_per_block_ = p.cfg.nand.geometry.wordlines_per_block;
+}
+
+void compact_nand_pages(Platform& p) {
+    if (!p.cfg.nand.functional || !p.cfg.nand.compact_pages || !p.cfg.ssd.store.flash) return;
+    const nand::Geometry& g = p.cfg.nand.geometry;
+    for (uint32_t c = 0; c < p.device.ssd.flash.size(); ++c)
+        for (uint32_t die = 0; die < g.dies_per_channel; ++die)
+            for (uint32_t plane = 0; plane < g.planes_per_die; ++plane)
+                kept_plane(p, c, die, plane);
 }
 
 uint64_t StorePreconditioner::device_units() const { return geo_.device_bytes() / unit_bytes_; }
@@ -348,15 +485,12 @@ void StorePreconditioner::apply(const std::vector<ChannelImage>& images) const {
         ssd::FlashController& ctl = *platform_.device.ssd.flash.at(c);
         // A functional array's planes keep these pages' bytes in KeptPlanes, not as pages.
         const nand::Geometry& g = platform_.cfg.nand.geometry;
-        const KeptPlane::Shape shape{upp_, unit_bytes_, g.page_bytes, g.spare_bytes,
-                                     pages_per_block_};
         std::vector<std::shared_ptr<KeptPlane>> kept(g.dies_per_channel * g.planes_per_die);
         for (const auto& [page, img] : images[c].pages) {
             locate(uint32_t(page / pages_per_block_), die, plane, block);
             const uint32_t wl = uint32_t(page % pages_per_block_);
             std::shared_ptr<KeptPlane>& k = kept[die * g.planes_per_die + plane];
-            if (platform_.cfg.nand.functional && !k)
-                k = std::make_shared<KeptPlane>(ctl, die, plane, shape);
+            if (platform_.cfg.nand.functional && !k) k = kept_plane(platform_, c, die, plane);
             std::vector<uint8_t> bytes = image_bytes(c, img);
             ctl.preload_page(platform_.nand.die(c, die).plane(plane), die, plane, block, wl, mode,
                              bytes.data(), k);

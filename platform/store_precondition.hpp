@@ -28,6 +28,12 @@
 
 namespace canopy::platform {
 
+// With nand.compact_pages on a functional array whose store is on the flash: every plane of the
+// store's channels keeps the pages the controller programs in time as their units' tokens and
+// pooled bytes (KeptPlane, above), re-made when sensed; call it once the NAND is built. Changes
+// no result: the simulator's memory then grows with the distinct units written, not the pages.
+void compact_nand_pages(Platform& p);
+
 // What `--precondition` asks for.
 struct Precondition {
     enum class Fill { Sequential, Random };

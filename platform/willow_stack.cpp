@@ -259,6 +259,7 @@ void WillowStack::precondition(const Precondition& p, uint64_t seed) {
 }
 
 void WillowStack::attach_store(sw::WillowApps& apps) {
+    compact_nand_pages(platform);  // before SPU-OS programs a page in time
     const sw::BlockGeometry& g = kernel.geometry();
     apps.attach_store(platform.cfg.ssd.store, g.bank_bytes, {}, preconditioned.has_value());
     // SPU-OS worked the capacity out itself: it must hold the striping's rows.

@@ -84,6 +84,9 @@ void Reliability::describe(core::Params& p) {
 void NandConfig::describe(core::Params& p) {
     core::Params n = p.scope("nand");
     n("functional", functional, "keep page data and compute results (false: timing only)");
+    n("compact_pages", compact_pages,
+      "keep a store page programmed in time as its units, each distinct unit once (a simulation "
+      "aid: no result changes; false keeps every page whole)");
     core::Params g = n.scope("geometry");
     geometry.describe(g);
     core::Params t = n.scope("timing");

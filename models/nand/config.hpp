@@ -92,7 +92,10 @@ struct NandConfig {
     Timing timing;
     Power power;
     Reliability reliability;
-    bool functional = true;          // false: timing-only, keeps no data (for full-scale runs)
+    bool functional = true;  // false: timing-only, keeps no data (for full-scale runs)
+    // A simulation aid: pages the controller randomises are kept as their units' tokens and bytes
+    // shared among pages (platform::compact_nand_pages) rather than whole; no result changes.
+    bool compact_pages = true;
     void describe(core::Params& p);  // under "nand."
 };
 

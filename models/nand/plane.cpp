@@ -102,6 +102,10 @@ void Plane::program(uint32_t b, uint32_t wl, CellMode mode, Scramble scramble, d
     uint64_t* d1 = cells(D1);
     std::memcpy(d1, c, words_ * 8);
     if (!slc_like(mode)) std::memcpy(cells(D2), c, words_ * 8);
+    if (scramble == Scramble::Controller && source_ && source_->keep_programmed(b, wl, d1)) {
+        p.from_source = true;
+        return;
+    }
     p.data.reset(new uint64_t[words_]);
     std::memcpy(p.data.get(), d1, words_ * 8);
     if (scramble == Scramble::OnDie) this->scramble(p.data.get(), b, wl);
@@ -114,12 +118,16 @@ void Plane::program_image(uint32_t b, uint32_t wl, CellMode mode, Scramble scram
     program(b, wl, mode, scramble, 0.0, now_s);
 }
 
-void Plane::program_from(std::shared_ptr<PageSource> source, uint32_t b, uint32_t wl, CellMode mode,
-                         Scramble scramble, double now_s) {
+void Plane::set_source(std::shared_ptr<PageSource> source) {
     if (!functional_ || !source || (source_ && source_ != source))
         throw std::logic_error(
             "nand: a page from a source needs a functional plane and one source");
     source_ = std::move(source);
+}
+
+void Plane::program_from(std::shared_ptr<PageSource> source, uint32_t b, uint32_t wl, CellMode mode,
+                         Scramble scramble, double now_s) {
+    set_source(std::move(source));
     mark_programmed(b, wl, mode, scramble, 0.0, now_s).from_source = true;
 }
 

@@ -39,6 +39,13 @@ class PageSource {
     virtual void cells(uint32_t block, uint32_t wl, uint64_t* words) const = 0;
     // Block `block` was erased: the source need keep nothing of its pages any longer.
     virtual void erased(uint32_t block) = 0;
+    // A page programmed in time, randomised by the controller, offered as its cells (page_words):
+    // true when the source keeps it, so that the plane keeps none of its bytes. cells() must then
+    // give back exactly these words.
+    virtual bool keep_programmed(uint32_t block, uint32_t wl, const uint64_t* words) {
+        (void)block, (void)wl, (void)words;
+        return false;
+    }
 };
 
 struct BlockState {
@@ -92,6 +99,11 @@ class Plane {
     // The cells a programmed page holds, without any sensing's errors, into `words` (page_words);
     // false for an erased page or in timing-only mode.
     bool stored_cells(uint32_t b, uint32_t wl, uint64_t* words) const;
+    // The plane's PageSource (one at most; program_from sets it too), offered every page the
+    // controller randomised and programs in time. Throws std::logic_error on a timing-only plane
+    // or when another source is set.
+    void set_source(std::shared_ptr<PageSource> source);
+    const std::shared_ptr<PageSource>& source() const { return source_; }
 
     // Checks the wordlines an MWS would sense; "" when legal.
     std::string check_sense(const SenseSlot* slots, size_t n) const;

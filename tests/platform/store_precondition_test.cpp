@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "core/rng.hpp"
+
 #include "platform/store_precondition.hpp"
 #include "platform/willow_stack.hpp"
 #include "sw/firmware/apps/block_io_abi.h"
@@ -214,6 +216,77 @@ TEST(StorePrecondition, SpuOsMountsItAndReadsWhatWasWritten) {
         for (uint32_t s = 0; s < kSpus; ++s) programs += apps.stat(s, SPU_OS_STAT_STORE_PROGRAMS);
         EXPECT_EQ(programs, 0u) << "mounting and reading programs nothing";
     });
+}
+
+// nand.compact_pages: the planes keep the pages SPU-OS programs in time as their units, each
+// distinct unit's bytes once (preconditioning's pattern, zeros and 0xFF as tokens), and sense them
+// bit for bit as programmed: three device-fulls of writes (GC moving units, erasing blocks whose
+// pooled units other pages still name) of four kinds of data, every unit read back as written
+// last, and no programmed page keeping its bytes.
+TEST(StorePrecondition, CompactPagesKeepWhatTheHostWroteBitForBit) {
+    PreconditionMachine m;
+    compact_nand_pages(*m.platform);
+    const StorePreconditioner pre(*m.platform, m.geo);
+    const std::vector<uint64_t> units = sequence(pre);
+    const uint32_t ub = pre.unit_bytes();
+    const uint64_t n = pre.device_units();
+    core::Rng rng(5);
+    auto random_unit = [&] {
+        std::vector<uint8_t> v(ub);
+        for (uint8_t& x : v) x = uint8_t(rng());
+        return v;
+    };
+    const std::vector<uint8_t> shared_a = random_unit(), shared_b = random_unit();
+    std::vector<std::vector<uint8_t>> want(n);
+    m.run([&](sw::BlockIo& io, sw::WillowApps& apps) {
+        for (size_t i = 0; i < units.size(); ++i) {
+            std::vector<uint8_t>& w = want[units[i]];
+            switch (i % 5) {
+                case 0:
+                    w.assign(ub, 0);
+                    precondition_bytes(units[i] * ub, w.data(), ub);
+                    break;
+                case 1:
+                    w = shared_a;
+                    break;
+                case 2:
+                    w = shared_b;
+                    break;
+                case 3:
+                    w.assign(ub, i % 2 ? 0xFF : 0x00);
+                    break;
+                default:
+                    w = random_unit();
+                    break;
+            }
+            io.write(units[i] * ub, w.data(), ub);
+        }
+        apps.flush_store();
+        std::vector<uint8_t> got(ub);
+        for (uint64_t u = 0; u < n; ++u) {
+            io.read(u * ub, got.data(), ub);
+            ASSERT_EQ(got, want[u]) << "device unit " << u;
+        }
+    });
+    const nand::Geometry& g = m.cfg.nand.geometry;
+    uint64_t programmed = 0, erases = 0;
+    for (uint32_t c = 0; c < kSpus; ++c)
+        for (uint32_t p = 0; p < g.planes_per_die; ++p) {
+            const nand::Plane& pl = m.platform->nand.die(c, 0).plane(p);
+            for (uint32_t b = 0; b < m.cfg.ssd.store.blocks_per_plane; ++b) {
+                erases += pl.pe_cycles(b);
+                for (uint32_t wl = 0; wl < g.wordlines_per_block; ++wl) {
+                    const nand::PageState* ps = pl.page(b, wl);
+                    if (!ps || ps->mode == nand::CellMode::Erased) continue;
+                    ++programmed;
+                    EXPECT_TRUE(ps->from_source && !ps->data) << "block " << b << " page " << wl;
+                }
+            }
+        }
+    EXPECT_GT(programmed, 100u);
+    // Three device-fulls of writes: more erases than the store has blocks.
+    EXPECT_GT(erases, kSpus * g.planes_per_die * m.cfg.ssd.store.blocks_per_plane)
+        << "little GC: pooled units were hardly released";
 }
 
 // A timing-only array keeps no page bytes, but the controller keeps each page's metadata: SPU-OS
