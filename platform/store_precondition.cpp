@@ -241,9 +241,11 @@ class KeptPlane : public nand::PageSource {
     };
     struct Pooled {
         std::unique_ptr<uint8_t[]> bytes;  // ub
-        size_t hash = 0;
-        uint64_t refs = 0;  // tokens that name it; 0: free, on free_
+        uint64_t refs = 0;                 // tokens that name it; 0: free, on free_
     };
+    std::string_view view(const uint8_t* unit) const {
+        return {reinterpret_cast<const char*>(unit), k_.ub};
+    }
     size_t total() const { return size_t(k_.page_bytes) + k_.spare_bytes; }
     size_t padded() const { return (total() + 7) / 8 * 8; }
     Block& block_at(uint32_t block) {
@@ -257,13 +259,10 @@ class KeptPlane : public nand::PageSource {
     }
     // The pool's token for a unit's bytes, added if no page holds them yet.
     uint64_t pooled(const uint8_t* unit) {
-        const size_t h =
-            std::hash<std::string_view>{}({reinterpret_cast<const char*>(unit), k_.ub});
-        for (auto [it, end] = by_hash_.equal_range(h); it != end; ++it)
-            if (!std::memcmp(pool_[it->second].bytes.get(), unit, k_.ub)) {
-                ++pool_[it->second].refs;
-                return kPooled | it->second;
-            }
+        if (auto it = index_.find(view(unit)); it != index_.end()) {
+            ++pool_[it->second].refs;
+            return kPooled | it->second;
+        }
         uint32_t i;
         if (free_.empty()) {
             i = uint32_t(pool_.size());
@@ -275,9 +274,8 @@ class KeptPlane : public nand::PageSource {
         Pooled& p = pool_[i];
         p.bytes.reset(new uint8_t[k_.ub]);
         std::memcpy(p.bytes.get(), unit, k_.ub);
-        p.hash = h;
         p.refs = 1;
-        by_hash_.emplace(h, i);
+        index_.emplace(view(p.bytes.get()), i);
         return kPooled | i;
     }
     void release(uint64_t token) {
@@ -285,11 +283,7 @@ class KeptPlane : public nand::PageSource {
         const uint32_t i = uint32_t(token & ~kPooled);
         Pooled& p = pool_[i];
         if (--p.refs) return;
-        for (auto [it, end] = by_hash_.equal_range(p.hash); it != end; ++it)
-            if (it->second == i) {
-                by_hash_.erase(it);
-                break;
-            }
+        index_.erase(view(p.bytes.get()));
         p.bytes.reset();
         free_.push_back(i);
     }
@@ -300,8 +294,8 @@ class KeptPlane : public nand::PageSource {
     std::unordered_map<uint32_t, Block> blocks_;  // by the plane's block
     std::vector<Pooled> pool_;
     std::vector<uint32_t> free_;
-    std::unordered_multimap<size_t, uint32_t> by_hash_;
-    std::vector<uint8_t> plain_;  // keep_programmed's page, de-randomised
+    std::unordered_map<std::string_view, uint32_t> index_;  // by the pooled bytes (views of them)
+    std::vector<uint8_t> plain_;                            // keep_programmed's page, de-randomised
 };
 
 // The plane's KeptPlane: the one it has, else a new one it is given.
